@@ -1,0 +1,148 @@
+"""What the guard says about a candidate: statuses, verdicts and the evaluation record.
+
+Imports without torch. Impossible results cannot be built: a REJECT carries no timing, and a
+PASSED evaluation always carries one.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Status(str, Enum):
+    """How evaluation of a candidate ended (a superset of SOL-ExecBench's statuses)."""
+
+    PASSED = "PASSED"
+    """Correct on every workload and round, and timed."""
+    STATIC_REJECT = "STATIC_REJECT"
+    """Refused by the static gate before anything ran."""
+    COMPILE_ERROR = "COMPILE_ERROR"
+    """Import, build (Triton, load_inline, C++ extension) or construction failed, or timed out."""
+    RUNTIME_ERROR = "RUNTIME_ERROR"
+    """Raised or crashed (segfault, illegal memory access, out of memory) while running."""
+    TIMEOUT = "TIMEOUT"
+    """Ran past the run-stage time limit."""
+    INCORRECT_SHAPE = "INCORRECT_SHAPE"
+    """An output had the wrong shape, count or type (not exactly `torch.Tensor`)."""
+    INCORRECT_DTYPE = "INCORRECT_DTYPE"
+    """An output had the wrong dtype."""
+    INCORRECT_NUMERICAL = "INCORRECT_NUMERICAL"
+    """An output was out of tolerance, NaN/Inf, or all zero against a non-zero reference."""
+    REWARD_HACK = "REWARD_HACK"
+    """Caught gaming the measurement: mutated inputs, no GPU work, harness tampering, forged results."""
+    INVALID_REFERENCE = "INVALID_REFERENCE"
+    """The reference itself failed or produced NaN/Inf; no candidate can be judged against it."""
+
+
+class Verdict(str, Enum):
+    """The decision against the incumbent (the reference at first)."""
+
+    KEEP = "KEEP"
+    """Correct and faster than the incumbent by more than the margin and the measured noise."""
+    ACCEPT = "ACCEPT"
+    """Correct and within the near-best window, but not faster by the margin: a backup."""
+    REVERT = "REVERT"
+    """Correct but slower than the near-best window: go back to the incumbent."""
+    REJECT = "REJECT"
+    """Not correct, not built, not safe, or not measurable."""
+
+
+class TimingMethod(str, Enum):
+    """How latencies were measured."""
+
+    CUDA_EVENTS = "cuda_events"
+    """CUDA events on the launching stream; used when every kernel ran on that stream."""
+    CUPTI = "cupti"
+    """Kernel spans over all streams from the CUDA profiler (CUPTI), first kernel start to last end."""
+    CPU_WALL = "cpu_wall"
+    """Host wall clock on the CPU: right for tests and ranking there, never a GPU speed claim."""
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorkloadResult(Frozen):
+    """What happened on one workload."""
+
+    uuid: str
+    """The workload's id."""
+    status: Status
+    """PASSED, or the first failure on this workload."""
+    latency_ms: float | None = None
+    """Median candidate latency (p50)."""
+    incumbent_ms: float | None = None
+    """Median incumbent latency, timed interleaved with the candidate."""
+    spread: float | None = None
+    """Relative spread of the candidate's timings, (p80 - p20) / p50."""
+    incumbent_spread: float | None = None
+    """Relative spread of the incumbent's timings."""
+    sol_ms: float | None = None
+    """Speed-of-light time of this workload on this device, when known."""
+    max_abs_error: float | None = None
+    """Largest |candidate - reference| over all rounds and outputs."""
+    max_rel_error: float | None = None
+    """Largest |candidate - reference| / |reference| over all rounds and outputs (elements with reference 0 skipped)."""
+    message: str = ""
+    """One line on what went wrong, empty when PASSED."""
+
+
+class Evaluation(Frozen):
+    """The guard's full answer for one candidate against one incumbent."""
+
+    verdict: Verdict
+    status: Status
+    reason: str
+    """One line a person understands: why this verdict."""
+    correct: bool
+    latency_ms: float | None = None
+    """Geometric mean of per-workload candidate medians."""
+    incumbent_ms: float | None = None
+    """Geometric mean of per-workload incumbent medians."""
+    speedup: float | None = None
+    """incumbent_ms / latency_ms: the geometric mean of per-workload speedups."""
+    noise: float | None = None
+    """Largest relative spread seen on either side; KEEP needs a speedup beyond it."""
+    sol_ms: float | None = None
+    """Geometric mean of per-workload SOL times, when known."""
+    sol_score: float | None = None
+    """Mean SOL score over workloads (SOL-ExecBench's formula, baseline = the reference), when known."""
+    timing: TimingMethod | None = None
+    device: str
+    """Device name, for example `NVIDIA H200` or `cpu`."""
+    workloads: tuple[WorkloadResult, ...] = ()
+    compile_s: float | None = None
+    """Seconds spent importing and building the candidate."""
+    wall_s: float | None = None
+    """Seconds the whole evaluation took."""
+    log_tail: str = ""
+    """The end of the worker's stdout/stderr (compiler errors, tracebacks), trimmed."""
+    static_rule: str | None = None
+    """For STATIC_REJECT: the gate rule that fired."""
+    static_line: int | None = None
+    """For STATIC_REJECT: the source line."""
+
+    @model_validator(mode="after")
+    def _validate_consistency(self) -> "Evaluation":
+        if self.verdict is Verdict.REJECT:
+            if self.status is Status.PASSED:
+                raise ValueError("a REJECT cannot have status PASSED")
+            if self.speedup is not None:
+                raise ValueError(f"a REJECT carries no timing, got speedup={self.speedup}")
+        else:
+            if self.status is not Status.PASSED:
+                raise ValueError(f"verdict {self.verdict.value} needs status PASSED, got {self.status.value}")
+            if self.latency_ms is None or self.speedup is None or self.timing is None:
+                raise ValueError("a benchmarked verdict needs latency_ms, speedup and timing")
+        if self.correct != (self.status is Status.PASSED):
+            raise ValueError(f"correct={self.correct} contradicts status {self.status.value}")
+        return self
+
+    def to_json_dict(self) -> dict:
+        """The `kernelarc eval --json` object."""
+        return self.model_dump(mode="json")
+
+
+__all__ = ["Status", "Verdict", "TimingMethod", "WorkloadResult", "Evaluation"]
