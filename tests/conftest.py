@@ -1,0 +1,48 @@
+"""Shared test set-up: user data, caches and GPU markers.
+
+Tests never touch the user's real data directory: KERNELARC_HOME points at a temp dir for every test.
+GPU tests (marker `gpu`) skip cleanly when CUDA is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("kernelarc_home")
+    monkeypatch.setenv("KERNELARC_HOME", str(home))
+    yield home
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except ImportError:  # pragma: no cover - torch is a dependency
+        has_cuda = False
+    if has_cuda:
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """../shared beside the checkout (third-party problems); tests using it skip when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is absent")
+    return SHARED
+
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
