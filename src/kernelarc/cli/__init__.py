@@ -1,1 +1,1 @@
-"""kernelarc.cli"""
+"""The `kernelarc` command (typer + rich): thin commands over library calls."""

@@ -1,1 +1,6 @@
-"""kernelarc.roofline"""
+"""Device ceilings (measured once, cached) and the speed-of-light bound of a task."""
+
+from kernelarc.roofline.ceilings import DeviceCeilings, cache_dir, ceilings_for, measure
+from kernelarc.roofline.sol import sol_ms, sol_score
+
+__all__ = ["DeviceCeilings", "cache_dir", "ceilings_for", "measure", "sol_ms", "sol_score"]

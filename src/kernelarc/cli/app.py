@@ -1,0 +1,72 @@
+"""The typer application object and the error boundary shared by every command.
+
+A user's mistake (UserError, a bad option) ends as one line on stderr and exit code 2; a command's
+own outcome decides 0 or 1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+from rich.console import Console
+
+from kernelarc import __version__
+from kernelarc.errors import UserError
+
+app = typer.Typer(
+    name="kernelarc",
+    help="Make GPU kernels fast with strategy-specialized agents judged by one deterministic guard.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+# Humans read stderr; stdout carries only machine output (--json).
+err_console = Console(stderr=True)
+out_console = Console()
+
+EXIT_OK, EXIT_NO_CORRECT, EXIT_USER_ERROR = 0, 1, 2
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"kernelarc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """kernelarc: eval, optimize, bench, memory."""
+
+
+def fail(message: str) -> None:
+    """End the command with one line on stderr and exit code 2."""
+    err_console.print(f"[bold red]kernelarc: error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USER_ERROR)
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    """Run the CLI; maps usage errors and UserError to one stderr line and exit 2."""
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="kernelarc")
+    except UserError as e:
+        err_console.print(f"[bold red]kernelarc: error:[/] {e}", highlight=False, soft_wrap=True)
+        return EXIT_USER_ERROR
+    except click.exceptions.UsageError as e:
+        err_console.print(f"[bold red]kernelarc: error:[/] {e.format_message()}", highlight=False, soft_wrap=True)
+        return EXIT_USER_ERROR
+    except click.exceptions.Abort:
+        err_console.print("kernelarc: aborted")
+        return 130
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def main() -> None:
+    sys.exit(run_app())

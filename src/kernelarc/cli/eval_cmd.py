@@ -1,0 +1,53 @@
+"""`kernelarc eval TASK CANDIDATE`: judge one candidate with the guard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console
+from kernelarc.cli.render import render_evaluation
+
+
+@app.command("eval")
+def eval_command(
+    task_path: Annotated[Path, typer.Argument(metavar="TASK", help="KernelBench .py file or SOL-ExecBench problem dir.")],
+    candidate_path: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="Candidate .py (ModelNew or run) or solution.json.")],
+    incumbent: Annotated[Path | None, typer.Option("--incumbent", help="Compare against this candidate instead of the reference.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload (default: 5 KernelBench, 10 SOL-ExecBench).")] = None,
+    atol: Annotated[float | None, typer.Option("--atol", min=0, help="Override the absolute tolerance.")] = None,
+    rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Override the relative tolerance.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Fix the input seeds (default: drawn from the OS).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
+) -> int:
+    """Judge CANDIDATE against the reference of TASK (or --incumbent): gate, correctness, timing, verdict."""
+    from kernelarc.guard import GuardSettings, evaluate, load_candidate, resolve_device
+    from kernelarc.task.loader import load_task
+
+    task = load_task(task_path)
+    candidate = load_candidate(candidate_path, task)
+    inc = load_candidate(incumbent, task) if incumbent is not None else None
+    resolved = resolve_device(device)
+    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed)
+    if not as_json:
+        where = "CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}")
+    with err_console.status("evaluating", spinner="dots") if not as_json else _null():
+        result = evaluate(task, candidate, inc, device=resolved, settings=settings)
+    if as_json:
+        print(json.dumps(result.to_json_dict()))
+    else:
+        render_evaluation(result)
+    return EXIT_NO_CORRECT if result.verdict.value == "REJECT" else EXIT_OK
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,190 @@
+"""The parent side of the worker: start it isolated, watch its stages, kill it when late.
+
+Isolation: its own process group, a private temp dir as cwd/HOME/TMPDIR with its own Triton and
+torch-extension caches, an allow-listed environment (API keys and every other variable not on the
+list are dropped), the job on stdin, results on a pipe fd signed with a per-run key. Each stage has
+its own deadline; past it the group gets SIGTERM, then SIGKILL. Whatever happens to the worker
+(crash, `os._exit`, hang, out of memory) becomes a `WorkerOutcome`, never an exception here.
+Imports without torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelarc.guard.channel import ForgedMessage, new_key, parse_line
+
+# Variables a worker may inherit; everything else (API keys, tokens, cloud credentials) is dropped.
+ENV_ALLOWLIST = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CC", "CXX", "TORCH_CUDA_ARCH_LIST",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
+    "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+)
+KILL_GRACE_S = 3.0
+LOG_TAIL_CHARS = 4000
+
+
+@dataclass
+class WorkerOutcome:
+    """What came back from one worker run."""
+
+    result: dict | None = None
+    """The signed `result` message, if one arrived."""
+    internal_error: str | None = None
+    """The worker's own code failed (our bug): message and traceback."""
+    timed_out_stage: str | None = None
+    """The stage whose deadline passed, if any."""
+    last_stage: str | None = None
+    returncode: int | None = None
+    forged_lines: int = 0
+    """Lines on the channel that failed the signature: a candidate tried to fake a result."""
+    log_tail: str = ""
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+
+def worker_env(workdir: Path, device: str) -> dict[str, str]:
+    """The allow-listed environment of a worker, with private caches inside `workdir`."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWLIST}
+    src_root = str(Path(__file__).resolve().parents[2])  # so `-m kernelarc.guard.worker` resolves uninstalled
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
+    env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), PYTHONDONTWRITEBYTECODE="1",
+               TRITON_CACHE_DIR=str(workdir / "triton"), TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"),
+               PYTHONUNBUFFERED="1")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_workdir: bool = False) -> WorkerOutcome:
+    """Run one evaluation job in a fresh worker process.
+
+    Args:
+        job: JSON-able job spec (see worker.py), without channel key or workdir.
+        deadlines: seconds allowed per stage name (reference, compile, correctness, timing); a
+            stage not named gets the largest one.
+        device: `cpu` or `cuda[:i]`.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="kernelarc-worker-"))
+    (workdir / "tmp").mkdir()
+    key = new_key()
+    read_fd, write_fd = os.pipe()
+    log_path = workdir / "worker.log"
+    outcome = WorkerOutcome()
+    t_start = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd)],
+            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+            cwd=workdir, env=worker_env(workdir, device), start_new_session=True,
+        )
+    os.close(write_fd)
+    try:
+        proc.stdin.write((json.dumps({**job, "workdir": str(workdir), "key": key.hex()}) + "\n").encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    _watch(proc, read_fd, key, deadlines, outcome)
+    os.close(read_fd)
+    outcome.wall_s = time.monotonic() - t_start
+    outcome.log_tail = _tail(log_path)
+    if not keep_workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return outcome
+
+
+def _watch(proc: subprocess.Popen, fd: int, key: bytes, deadlines: dict[str, float], outcome: WorkerOutcome) -> None:
+    default = max(deadlines.values())
+    stage, stage_start = "start", time.monotonic()
+    deadline = stage_start + deadlines.get("reference", default)
+    buf = b""
+    while True:
+        timeout = deadline - time.monotonic()
+        if timeout <= 0:
+            outcome.timed_out_stage = stage
+            _kill(proc)
+            break
+        ready, _, _ = select.select([fd], [], [], min(timeout, 1.0))
+        if not ready:
+            if proc.poll() is not None and not _has_data(fd):
+                break
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                msg = parse_line(key, line)
+            except (ForgedMessage, ValueError):
+                outcome.forged_lines += 1
+                continue
+            if msg["kind"] == "stage":
+                now = time.monotonic()
+                outcome.stage_seconds[stage] = now - stage_start
+                stage, stage_start = msg["stage"], now
+                outcome.last_stage = stage
+                deadline = now + deadlines.get(stage, default)
+            elif msg["kind"] == "result" and outcome.result is None:
+                outcome.result = msg
+            elif msg["kind"] == "internal":
+                outcome.internal_error = f"{msg.get('message')}\n{msg.get('traceback', '')}"
+    outcome.stage_seconds[stage] = time.monotonic() - stage_start
+    try:
+        outcome.returncode = proc.wait(timeout=KILL_GRACE_S * 2)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        outcome.returncode = proc.wait()
+
+
+def _has_data(fd: int) -> bool:
+    ready, _, _ = select.select([fd], [], [], 0)
+    return bool(ready)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """SIGTERM the worker's whole process group, then SIGKILL if it lingers."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return text[-LOG_TAIL_CHARS:]
+
+
+__all__ = ["WorkerOutcome", "run_worker", "worker_env", "ENV_ALLOWLIST"]

@@ -1,0 +1,45 @@
+"""Knobs of one evaluation, with the defaults the guard uses. Imports without torch."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class GuardSettings(BaseModel):
+    """How hard and how long the guard looks at a candidate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rounds: int | None = Field(default=None, ge=1)
+    """Correctness rounds per workload; None = the task's default (KernelBench 5, SOL-ExecBench 10)."""
+    atol: float | None = Field(default=None, ge=0)
+    """Override every output's absolute tolerance (KernelBench tasks; None = per-dtype default)."""
+    rtol: float | None = Field(default=None, ge=0)
+    """Override every output's relative tolerance."""
+    warmup: int = Field(default=10, ge=1)
+    """Untimed calls of each side before timing."""
+    iterations: int = Field(default=50, ge=3)
+    """Timed calls of each side per workload (medians are taken over these)."""
+    cpu_iterations: int = Field(default=7, ge=3)
+    """Timed calls per side on the CPU, where calls are slow and timings only rank."""
+    margin: float = Field(default=0.02, ge=0)
+    """KEEP needs speedup > 1 + max(margin, noise)."""
+    near_best_window: float = Field(default=0.05, ge=0)
+    """ACCEPT when speedup >= 1 - max(window, noise); REVERT below."""
+    compile_timeout_s: float = Field(default=300.0, gt=0)
+    """Import, build and first call of the candidate."""
+    run_timeout_s: float = Field(default=300.0, gt=0)
+    """Correctness rounds and timing together."""
+    reference_timeout_s: float = Field(default=600.0, gt=0)
+    """Computing reference outputs before the candidate is imported."""
+    seed: int | None = None
+    """Seed for the input seeds; None draws them from the OS so the candidate cannot predict them."""
+    input_pool_bytes: int = Field(default=2 << 30, gt=0)
+    """Device memory for distinct input copies during timing (fresh addresses per call)."""
+
+    def timed_iterations(self, on_cuda: bool) -> int:
+        """Timed calls per side on this kind of device."""
+        return self.iterations if on_cuda else self.cpu_iterations
+
+
+__all__ = ["GuardSettings"]

@@ -1,0 +1,203 @@
+"""Latency measurement inside the worker (needs torch).
+
+Incumbent and candidate are timed interleaved in one process (ABBA order) so clock and thermal
+drift cancel. On CUDA every timed call is preceded by an L2 flush and gets its own input copy (a
+fresh address: no pointer-keyed caching). CUDA events on the launching stream are the default;
+when a probe under the CUDA profiler (CUPTI) shows a call putting kernels on other streams, that
+side is timed by kernel spans over all streams instead, so hidden side-stream work is counted. On
+the CPU the same flow runs on the wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from kernelarc.guard.types import TimingMethod
+
+ITER_MARK = "kernelarc_iter_"
+_GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+_LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Timed latencies (ms) of one side on one workload."""
+
+    times_ms: tuple[float, ...]
+    method: TimingMethod
+
+    def quantile(self, q: float) -> float:
+        s = sorted(self.times_ms)
+        pos = q * (len(s) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(s) - 1)
+        return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+    @property
+    def median(self) -> float:
+        return self.quantile(0.5)
+
+    @property
+    def spread(self) -> float:
+        """(p80 - p20) / p50: the noise a speedup must beat."""
+        m = self.median
+        return (self.quantile(0.8) - self.quantile(0.2)) / m if m > 0 else 0.0
+
+
+class L2Flusher:
+    """Zeroes a buffer twice the L2 size before each timed call, so no call runs from a warm cache."""
+
+    def __init__(self, device: torch.device):
+        size = 2 * torch.cuda.get_device_properties(device).L2_cache_size
+        self._buf = torch.empty(max(size, 1 << 20), dtype=torch.uint8, device=device)
+
+    def __call__(self) -> None:
+        self._buf.zero_()
+
+
+@dataclass(frozen=True)
+class StreamProbe:
+    """What one profiled call launched."""
+
+    n_kernels: int
+    side_streams: bool
+    """True if any of the call's GPU work ran on a stream other than the launching one."""
+
+
+def _trace_events(prof) -> list[dict]:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            return json.load(f).get("traceEvents", [])
+
+
+def _iteration_spans(events: list[dict]) -> tuple[dict[int, float], dict[int, int], dict[int, set], int | None]:
+    """Per marked iteration: kernel span (ms), kernel count and streams used; plus the marker stream.
+
+    GPU work is attributed to an iteration through the correlation id of the launch call that the
+    iteration's `record_function` range encloses, whatever stream it ran on.
+    """
+    windows = {}
+    for ev in events:
+        name = ev.get("name", "")
+        if ev.get("cat") == "user_annotation" and name.startswith(ITER_MARK):
+            windows[int(name[len(ITER_MARK):])] = (ev["ts"], ev["ts"] + ev.get("dur", 0))
+    launch_iter: dict[int, int] = {}
+    for ev in events:
+        if ev.get("cat") in _LAUNCH_CATEGORIES and "correlation" in ev.get("args", {}):
+            for it, (lo, hi) in windows.items():
+                if lo <= ev["ts"] <= hi:
+                    launch_iter[ev["args"]["correlation"]] = it
+                    break
+    starts: dict[int, float] = {}
+    ends: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    streams: dict[int, set] = {}
+    other_streams: set = set()
+    for ev in events:
+        if ev.get("cat") not in _GPU_CATEGORIES:
+            continue
+        args = ev.get("args", {})
+        it = launch_iter.get(args.get("correlation"))
+        if it is None:
+            other_streams.add(args.get("stream"))
+            continue
+        starts[it] = min(starts.get(it, ev["ts"]), ev["ts"])
+        ends[it] = max(ends.get(it, 0.0), ev["ts"] + ev.get("dur", 0))
+        counts[it] = counts.get(it, 0) + 1
+        streams.setdefault(it, set()).add(args.get("stream"))
+    spans = {it: (ends[it] - starts[it]) / 1000.0 for it in starts}
+    marker_stream = next(iter(other_streams)) if len(other_streams) == 1 else None
+    return spans, counts, streams, marker_stream
+
+
+def probe_streams(call: Callable[[], object], flush: Callable[[], None]) -> StreamProbe:
+    """Profile one call (after a flush on the launching stream) and report its kernels and streams."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        flush()
+        with record_function(f"{ITER_MARK}0"):
+            call()
+        torch.cuda.synchronize()
+    _, counts, streams, flush_stream = _iteration_spans(_trace_events(prof))
+    used = streams.get(0, set())
+    side = bool(used - {flush_stream}) if flush_stream is not None else len(used) > 1
+    return StreamProbe(n_kernels=counts.get(0, 0), side_streams=side)
+
+
+class SideTimer:
+    """Times one side's calls with the method chosen for it."""
+
+    def __init__(self, method: TimingMethod, flush: Callable[[], None] | None):
+        self.method = method
+        self._flush = flush
+        self.times: list[float] = []
+
+    def time(self, call: Callable[[], object]) -> None:
+        if self.method is TimingMethod.CPU_WALL:
+            t0 = time.perf_counter()
+            call()
+            self.times.append((time.perf_counter() - t0) * 1000.0)
+        elif self.method is TimingMethod.CUDA_EVENTS:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self._flush()
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            self.times.append(start.elapsed_time(end))
+        else:
+            self.times.append(_cupti_span(call, self._flush))
+
+    def samples(self) -> Samples:
+        return Samples(tuple(self.times), self.method)
+
+
+def _cupti_span(call: Callable[[], object], flush: Callable[[], None]) -> float:
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        flush()
+        with record_function(f"{ITER_MARK}0"):
+            call()
+        torch.cuda.synchronize()
+    spans, _, _, _ = _iteration_spans(_trace_events(prof))
+    return spans.get(0, 0.0)
+
+
+def interleaved(
+    sides: dict[str, tuple[SideTimer, Callable[[int], Callable[[], object]]]],
+    iterations: int,
+    before_each: Callable[[str, int], None] | None = None,
+) -> dict[str, Samples]:
+    """Time every side `iterations` times in ABBA order.
+
+    Args:
+        sides: name -> (timer, make_call), where make_call(i) returns the zero-argument call for
+            iteration i (bound to that iteration's own input copy).
+        iterations: timed calls per side.
+        before_each: optional hook (side, iteration) run untimed before each call.
+    """
+    names = list(sides)
+    for i in range(iterations):
+        order = names if i % 2 == 0 else list(reversed(names))
+        for name in order:
+            timer, make_call = sides[name]
+            if before_each is not None:
+                before_each(name, i)
+            timer.time(make_call(i))
+    return {name: timer.samples() for name, (timer, _) in sides.items()}
+
+
+__all__ = ["Samples", "L2Flusher", "StreamProbe", "probe_streams", "SideTimer", "interleaved"]

@@ -1,0 +1,51 @@
+"""The decision rule: KEEP, ACCEPT or REVERT for a correct candidate. Imports without torch.
+
+Aggregates are geometric means over workloads, so `speedup` is both incumbent_ms / latency_ms and
+the geometric mean of per-workload speedups. Noise is the largest relative spread (p80 - p20) / p50
+seen on either side of any workload: a speedup smaller than that is not evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.types import Verdict, WorkloadResult
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+    latency_ms: float
+    incumbent_ms: float
+    speedup: float
+    noise: float
+
+
+def geomean(values: list[float]) -> float:
+    """Geometric mean of positive values (0 if any is 0)."""
+    if any(v <= 0 for v in values):
+        return 0.0
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_label: str = "incumbent") -> Decision:
+    """Verdict for a candidate that passed every workload and was timed on each."""
+    latency = geomean([w.latency_ms for w in workloads])
+    incumbent = geomean([w.incumbent_ms for w in workloads])
+    speedup = incumbent / latency if latency > 0 else math.inf
+    noise = max(max(w.spread or 0.0, w.incumbent_spread or 0.0) for w in workloads)
+    keep_bar = 1.0 + max(settings.margin, noise)
+    accept_bar = 1.0 - max(settings.near_best_window, noise)
+    numbers = f"{speedup:.3f}x vs {incumbent_label} ({latency:.4g} ms vs {incumbent:.4g} ms, noise {noise:.1%})"
+    if speedup > keep_bar:
+        return Decision(Verdict.KEEP, f"faster: {numbers}", latency, incumbent, speedup, noise)
+    if speedup >= accept_bar:
+        return Decision(Verdict.ACCEPT, f"within the near-best window but not faster by {keep_bar - 1:.1%}: {numbers}",
+                        latency, incumbent, speedup, noise)
+    return Decision(Verdict.REVERT, f"slower: {numbers}", latency, incumbent, speedup, noise)
+
+
+__all__ = ["Decision", "decide", "geomean"]

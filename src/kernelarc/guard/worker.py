@@ -1,0 +1,275 @@
+"""The worker process that runs one candidate: `python -m kernelarc.guard.worker FD`.
+
+Started by `runner.py` with a scrubbed environment in a private temp dir. It reads its job (and the
+channel's signing key) from stdin before importing torch or the candidate, then works in stages,
+announcing each on the private channel so the parent can apply that stage's timeout:
+
+  reference    every workload and round (and the audit inputs) through the reference, before the
+               candidate is imported, results kept on the host
+  compile      import / build the candidate, construct it, one warm-up call
+  correctness  every workload, every round, fresh seeded inputs, poisoned outputs, inputs checked
+  timing       incumbent and candidate interleaved; stream probe; one audit call checked
+
+The last message is `result`. A failure of the candidate ends the job with its status; a failure of
+the worker's own code is reported as `internal` and raised by the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from kernelarc.guard.channel import ChannelWriter
+
+
+class CandidateFailure(Exception):
+    """The candidate (or the reference) failed; carries the status and a one-line message."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return text[0][:400] if text else type(exc).__name__
+
+
+class Job:
+    """Everything the worker does for one evaluation."""
+
+    def __init__(self, spec: dict, channel: ChannelWriter):
+        import torch
+
+        from kernelarc.guard.candidate import Candidate
+        from kernelarc.guard.settings import GuardSettings
+        from kernelarc.task.loader import load_task
+        from kernelarc.task.runtime import TaskRuntime
+
+        self.torch = torch
+        self.channel = channel
+        self.settings = GuardSettings.model_validate(spec["settings"])
+        self.device = torch.device(spec["device"])
+        self.on_cuda = self.device.type == "cuda"
+        self.task = load_task(spec["task_path"])
+        self.runtime = TaskRuntime(self.task, self.device)
+        self.seeds: dict[str, list[int]] = spec["seeds"]
+        self.audit_seeds: dict[str, int] = spec["audit_seeds"]
+        self.candidate = Candidate.model_validate(spec["candidate"])
+        self.incumbent = Candidate.model_validate(spec["incumbent"]) if spec.get("incumbent") else None
+        self.workdir = Path(spec["workdir"])
+        self.rng = random.Random(spec["audit_rng"])
+        self.expected: dict[tuple[str, int], list] = {}
+        self.results: list[dict] = []
+
+    # -- helpers -------------------------------------------------------------------------------
+    def sync(self) -> None:
+        if self.on_cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def tolerances(self, workload, outputs: list) -> list:
+        from kernelarc.task.model import Tolerance
+
+        tols = []
+        for i, out in enumerate(outputs):
+            tol = workload.tolerance_for(i, str(out.dtype).removeprefix("torch."), self.task.format)
+            if self.settings.atol is not None or self.settings.rtol is not None:
+                tol = Tolerance(**{**tol.model_dump(), "atol": self.settings.atol if self.settings.atol is not None else tol.atol,
+                                   "rtol": self.settings.rtol if self.settings.rtol is not None else tol.rtol})
+            tols.append(tol)
+        return tols
+
+    def output_specs(self, uuid: str) -> list:
+        return [(tuple(t.shape), t.dtype) for t in self.expected[(uuid, 0)]]
+
+    def guarded(self, status: str, fn, *args):
+        """Run candidate code; any exception becomes a CandidateFailure with `status`."""
+        torch = self.torch
+        try:
+            with torch.no_grad():
+                value = fn(*args)
+            self.sync()
+            return value
+        except CandidateFailure:
+            raise
+        except torch.OutOfMemoryError as e:
+            raise CandidateFailure("RUNTIME_ERROR", f"out of memory: {_one_line(e)}") from None
+        except MemoryError as e:
+            raise CandidateFailure("RUNTIME_ERROR", f"out of host memory: {_one_line(e)}") from None
+        except BaseException as e:  # noqa: BLE001 - a candidate may raise anything, SystemExit included
+            traceback.print_exc()
+            raise CandidateFailure(status, _one_line(e)) from None
+
+    # -- stages --------------------------------------------------------------------------------
+    def compute_reference(self) -> None:
+        from kernelarc.guard.loading import reference_callee
+
+        torch = self.torch
+        self.channel.send("stage", stage="reference")
+        ref = reference_callee(self.runtime, self.device)
+        for w in self.task.workloads:
+            seeds = list(self.seeds[w.uuid]) + [self.audit_seeds[w.uuid]]
+            for r, seed in enumerate(seeds):
+                inputs = self.runtime.make_inputs(w, seed)
+                try:
+                    with torch.no_grad():
+                        outs = ref.bind(inputs, [])()
+                    self.sync()
+                except Exception as e:  # noqa: BLE001
+                    traceback.print_exc()
+                    raise CandidateFailure("INVALID_REFERENCE", f"reference failed on {w.uuid}: {_one_line(e)}") from None
+                for i, o in enumerate(outs):
+                    if type(o) is not torch.Tensor:
+                        raise CandidateFailure("INVALID_REFERENCE", f"reference output {i} is {type(o).__name__}, not a tensor")
+                    tol = self.tolerances(w, outs)[i]
+                    bad = ~torch.isfinite(o) if o.is_floating_point() else torch.zeros((), dtype=torch.bool)
+                    if tol.allow_negative_inf and o.is_floating_point():
+                        bad = bad & (o != float("-inf"))
+                    if bool(bad.any()):
+                        raise CandidateFailure("INVALID_REFERENCE", f"reference output {i} has NaN/Inf on {w.uuid}")
+                self.expected[(w.uuid, r)] = [o.detach().to("cpu", copy=True) for o in outs]
+                del inputs, outs
+        if self.on_cuda:
+            torch.cuda.empty_cache()
+
+    def load(self, candidate, label: str):
+        from kernelarc.guard.loading import load_callee
+
+        return self.guarded("COMPILE_ERROR", load_callee, candidate, self.runtime, self.workdir, label)
+
+    def compile_candidate(self):
+        self.channel.send("stage", stage="compile")
+        t0 = time.perf_counter()
+        callee = self.load(self.candidate, "candidate")
+        w = self.task.workloads[0]
+        inputs = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
+        self.guarded("COMPILE_ERROR", lambda: callee.bind(inputs, self.output_specs(w.uuid))())
+        return callee, time.perf_counter() - t0
+
+    def check_correctness(self, callee) -> None:
+        from kernelarc.guard.correctness import check_outputs, inputs_unchanged, poison_allocator, snapshot
+
+        self.channel.send("stage", stage="correctness")
+        for w in self.task.workloads:
+            worst_abs = worst_rel = 0.0
+            for r, seed in enumerate(self.seeds[w.uuid]):
+                expected = self.expected[(w.uuid, r)]
+                inputs = self.runtime.make_inputs(w, seed)
+                before = snapshot(inputs)
+                poison_allocator(expected, self.device)
+                call = callee.bind(inputs, self.output_specs(w.uuid))
+                actual = self.guarded("RUNTIME_ERROR", call)
+                check = check_outputs(actual, expected, self.tolerances(w, expected))
+                if not check.ok:
+                    raise CandidateFailure(check.status.value, f"workload {w.uuid}, round {r + 1}: {check.message}")
+                changed = inputs_unchanged(before, inputs)
+                if changed:
+                    raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}, round {r + 1}: {changed}")
+                worst_abs, worst_rel = max(worst_abs, check.max_abs_error), max(worst_rel, check.max_rel_error)
+            self.results.append({"uuid": w.uuid, "status": "PASSED", "max_abs_error": worst_abs, "max_rel_error": worst_rel})
+
+    def time_workloads(self, callee) -> str:
+        from kernelarc.guard.correctness import check_outputs
+        from kernelarc.guard.loading import reference_callee
+        from kernelarc.guard.timing import L2Flusher, SideTimer, interleaved, probe_streams
+        from kernelarc.guard.types import TimingMethod
+
+        torch = self.torch
+        self.channel.send("stage", stage="timing")
+        incumbent = reference_callee(self.runtime, self.device) if self.incumbent is None else self.load(self.incumbent, "incumbent")
+        flush = L2Flusher(self.device) if self.on_cuda else None
+        iterations = self.settings.timed_iterations(self.on_cuda)
+        methods_used = set()
+        for res in self.results:
+            w = self.task.workload(res["uuid"])
+            specs = self.output_specs(w.uuid)
+            base = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
+            copies = self._input_copies(base, iterations)
+            audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
+            audit_at = self.rng.randrange(iterations)
+            audit_out: list = []
+            timers = {}
+            for name, side in (("incumbent", incumbent), ("candidate", callee)):
+                method = TimingMethod.CPU_WALL
+                if self.on_cuda:
+                    probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
+                    if name == "candidate" and probe.n_kernels == 0:
+                        raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
+                    method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
+                timers[name] = SideTimer(method, flush)
+                methods_used.add(method)
+                warm = side.bind(copies[0], specs)
+                for _ in range(self.settings.warmup if self.on_cuda else 1):
+                    self.guarded("RUNTIME_ERROR", warm)
+
+            def make(side, name):
+                def for_iteration(i: int):
+                    if name == "candidate" and i == audit_at:
+                        call = side.bind(audit_inputs, specs)
+                        return lambda: audit_out.extend(call())
+                    return side.bind(copies[i % len(copies)], specs)
+                return for_iteration
+
+            samples = self.guarded("RUNTIME_ERROR", interleaved,
+                                   {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
+                                    "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations)
+            expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
+            audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
+            if not audit.ok:
+                raise CandidateFailure("REWARD_HACK",
+                                       f"workload {w.uuid}: the audit call during timing was wrong ({audit.message})")
+            cand, inc = samples["candidate"], samples["incumbent"]
+            res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
+                       incumbent_spread=inc.spread, method=cand.method.value)
+            del copies
+            if self.on_cuda:
+                torch.cuda.empty_cache()
+        return (TimingMethod.CUPTI if TimingMethod.CUPTI in methods_used else next(iter(methods_used))).value
+
+    def _input_copies(self, base: list, iterations: int) -> list[list]:
+        """Distinct copies of the inputs (fresh addresses), as many as the pool budget allows."""
+        torch = self.torch
+        nbytes = sum(t.numel() * t.element_size() for t in base if isinstance(t, torch.Tensor)) or 1
+        n = max(2, min(iterations, self.settings.input_pool_bytes // nbytes))
+        return [[t.clone() if isinstance(t, torch.Tensor) else t for t in base] for _ in range(n)]
+
+    def run(self) -> dict:
+        torch = self.torch
+        device_name = torch.cuda.get_device_name(self.device) if self.on_cuda else "cpu"
+        self.compute_reference()
+        callee, compile_s = self.compile_candidate()
+        self.check_correctness(callee)
+        method = self.time_workloads(callee)
+        return {"status": "PASSED", "workloads": self.results, "compile_s": compile_s,
+                "timing": method, "device": device_name}
+
+
+def main(argv: list[str]) -> int:
+    fd = int(argv[1])
+    spec = json.loads(sys.stdin.readline())
+    key = bytes.fromhex(spec.pop("key"))
+    sys.stdin.close()
+    os.dup2(2, 1)  # stray prints (the candidate's included) go to the log, never to the channel
+    channel = ChannelWriter(fd, key)
+    job: Job | None = None
+    try:
+        job = Job(spec, channel)
+        channel.send("result", **job.run())
+    except CandidateFailure as f:
+        channel.send("result", status=f.status, message=f.message, workloads=job.results if job else [])
+    except BaseException as e:  # noqa: BLE001 - reported, then raised by the parent as our bug
+        traceback.print_exc()
+        channel.send("internal", message=_one_line(e), traceback=traceback.format_exc()[-4000:])
+        return 3
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
