@@ -1,0 +1,99 @@
+"""Turn a `Task` into things to call on a device: inputs per workload and seed, the reference, and
+modules built the way KernelBench builds them. The one place that does so (the guard worker uses it).
+
+KernelBench files draw their inputs and weights from the global RNG, so they run under
+`torch.manual_seed` inside a forked RNG state: results depend only on the seed and the caller's own
+random state is left untouched. SOL-ExecBench inputs follow the official rules in `inputs.py`.
+Needs torch. Budget: about 150 lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernelarc.task.execute import load_module, output_list
+from kernelarc.task.inputs import custom_inputs, explicit_inputs
+from kernelarc.task.model import Task, TaskFormat, Workload
+from kernelarc.task.sol import DEFINITION_FILE, REFERENCE_ENTRY
+
+INIT_SEED = 42
+"""Seed under which KernelBench draws init inputs and builds both `Model` and `ModelNew`."""
+
+
+@contextlib.contextmanager
+def seeded(seed: int, device: torch.device) -> Iterator[None]:
+    """Seed the global RNGs (CPU, and `device` if CUDA) for the block, restoring their state after."""
+    devices = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices, device_type=device.type if devices else "cuda"):
+        torch.manual_seed(seed)
+        yield
+
+
+def to_device(value: Any, device: torch.device) -> Any:
+    """A tensor moved to `device`; anything else unchanged."""
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+class TaskRuntime:
+    """A task made callable on one device: its module executed once, its reference built once."""
+
+    def __init__(self, task: Task, device: torch.device | str):
+        self.task = task
+        self.device = torch.device(device)
+        if task.format is TaskFormat.KERNELBENCH:
+            self.module = load_module(Path(task.path).read_text(), str(task.path), task.name)
+        else:
+            self.module = load_module(task.reference_source, f"{task.path / DEFINITION_FILE}::reference", task.name)
+        self._reference: Callable[..., object] | None = None
+
+    def make_inputs(self, workload: Workload, seed: int) -> list:
+        """Positional arguments for one call on `workload`, on the device, in call order; the same seed
+        gives the same inputs."""
+        if self.task.format is TaskFormat.KERNELBENCH:
+            with seeded(seed, self.device):
+                return [to_device(v, self.device) for v in self.module.get_inputs()]
+        if any(spec.kind == "custom" for spec in workload.inputs):
+            entry = getattr(self.module, self.task.custom_inputs_entrypoint)
+            with seeded(seed, self.device):
+                return custom_inputs(self.task, workload, entry, self.device)
+        return explicit_inputs(self.task, workload, seed, self.device)
+
+    def reference(self) -> Callable[..., object]:
+        """The reference callable: KernelBench `Model(*init)` on the device, built under `INIT_SEED`
+        (once per runtime); SOL-ExecBench the definition's `run`."""
+        if self._reference is None:
+            if self.task.format is TaskFormat.KERNELBENCH:
+                self._reference = self.build_module(self.module.Model)
+            else:
+                self._reference = getattr(self.module, REFERENCE_ENTRY)
+        return self._reference
+
+    def init_inputs(self) -> list:
+        """KernelBench `get_init_inputs()` drawn under `INIT_SEED`, tensors on the device; SOL: empty."""
+        if self.task.format is not TaskFormat.KERNELBENCH:
+            return []
+        with seeded(INIT_SEED, self.device):
+            return [to_device(v, self.device) for v in self.module.get_init_inputs()]
+
+    def build_module(self, cls: type) -> torch.nn.Module:
+        """Build an `nn.Module` class the way KernelBench does: seed, draw the init inputs, seed again,
+        construct, move to the device. A `ModelNew` that creates its layers in `Model`'s order thus
+        gets `Model`'s weights."""
+        if self.task.format is not TaskFormat.KERNELBENCH:
+            raise ValueError(f"build_module is for KernelBench tasks; {self.task.name} is a SOL-ExecBench task")
+        init = self.init_inputs()
+        with seeded(INIT_SEED, self.device):
+            return cls(*init).to(self.device)
+
+    @staticmethod
+    def as_output_list(result: object) -> list:
+        """A call's result as a list: tensor -> [tensor]; tuple/list -> list; other -> [other]."""
+        return output_list(result)
+
+
+__all__ = ["TaskRuntime", "INIT_SEED", "seeded", "to_device"]
