@@ -9,18 +9,18 @@ torch; must not import agents, guard or campaign. Budget: under 200 lines.
 from __future__ import annotations
 
 import functools
-import os
 import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 import yaml
 from pydantic import ValidationError
 
 from kernelarc.errors import UserError
+from kernelarc.memory.paths import user_data_dir
 from kernelarc.strategies.model import Strategy
+from kernelarc.task.classify import KernelType as K
 
 USER_STRATEGY_SUFFIXES = (".yaml", ".yml", ".toml")
 
@@ -33,7 +33,7 @@ class StrategyError(UserError):
 # hands out the earlier ones first. Playbooks live in playbooks/<name>.md.
 _BUILTINS: tuple[dict[str, Any], ...] = (
     dict(name="library", title="Library configuration",
-         applies_to=("gemm", "attention", "conv", "norm", "softmax"),
+         applies_to=(K.GEMM, K.ATTENTION, K.CONV, K.NORM, K.SOFTMAX),
          scope="Reach the fastest vendor or framework implementation of the operator without writing a kernel: "
                "the cuBLAS/cuBLASLt path of a matmul (layout, dtype, epilogue), the cuDNN and SDPA backends, "
                "fused torch op variants such as F.scaled_dot_product_attention, torch._addmm_activation, "
@@ -45,12 +45,12 @@ _BUILTINS: tuple[dict[str, Any], ...] = (
                "kernel, normalization plus the ops around it. Changes kernel boundaries and what stays in "
                "registers or shared memory; keeps the arithmetic and the numerics of each operator."),
     dict(name="memory", title="Memory access",
-         applies_to=("elementwise", "norm", "softmax", "reduction", "attention", "conv", "scan"),
+         applies_to=(K.ELEMENTWISE, K.NORM, K.SOFTMAX, K.REDUCTION, K.ATTENTION, K.CONV, K.SCAN, K.LOSS, K.POOLING),
          scope="Make a memory-bound kernel move each byte once at full bandwidth: coalesced loads and stores, "
                "vector width (128-bit accesses), contiguous or channels-last layouts, avoiding hidden copies from "
                ".contiguous() and transposes, tiling so data is reused from shared memory or L2. Changes access "
                "patterns and layouts; keeps the operator's math."),
-    dict(name="tensor_cores", title="Tensor cores", applies_to=("gemm", "attention", "conv"),
+    dict(name="tensor_cores", title="Tensor cores", applies_to=(K.GEMM, K.ATTENTION, K.CONV),
          scope="Put the matmul-class work on tensor cores: tl.dot or mma with tile shapes, operand dtypes and "
                "layouts the MMA units accept, fp32 accumulation, block sizes that fill the SM without spilling. "
                "Changes how the FLOPs are issued; keeps the input and output dtypes the task gives."),
@@ -59,17 +59,17 @@ _BUILTINS: tuple[dict[str, Any], ...] = (
                "and tile rasterization for L2 reuse, persistent kernels, fewer launches, CUDA graphs for "
                "launch-bound shapes, num_warps. Changes when and where work runs; keeps what is computed."),
     dict(name="reduction", title="Reductions",
-         applies_to=("norm", "softmax", "reduction", "attention", "scan"),
+         applies_to=(K.NORM, K.SOFTMAX, K.REDUCTION, K.ATTENTION, K.SCAN, K.LOSS, K.POOLING),
          scope="Make reductions cheap and exact enough: one pass instead of two (online softmax, Welford), "
                "a row per program when it fits, tree or warp-shuffle reductions, split reductions (split-K, "
                "split-KV) for skinny shapes with a deterministic combine, fp32 accumulators. Changes how partial "
                "results are combined; keeps the result within tolerance."),
-    dict(name="precision", title="Precision", applies_to=("gemm", "attention", "conv"),
+    dict(name="precision", title="Precision", applies_to=(K.GEMM, K.ATTENTION, K.CONV),
          scope="Trade internal precision for speed where the task's tolerance allows it: tf32 for fp32 "
                "matmuls, bf16 or fp16 operands with fp32 accumulation, fp8 with scaling where the tolerance "
                "permits. Changes the precision of intermediate arithmetic only; the output dtype and the "
                "correctness tolerance are the task's and never move."),
-    dict(name="arch", title="Architecture-specific kernels (Hopper)", applies_to=("gemm", "attention", "conv"),
+    dict(name="arch", title="Architecture-specific kernels (Hopper)", applies_to=(K.GEMM, K.ATTENTION, K.CONV),
          scope="Use what only the target GPU has: on Hopper (sm_90) TMA bulk copies and tensor descriptors, "
                "warpgroup MMA (wgmma), thread-block clusters, warp specialization, and the 227 KiB of shared "
                "memory per block. Changes the kernel to one that may run only on that architecture; it must "
@@ -89,10 +89,8 @@ def builtin_strategies() -> tuple[Strategy, ...]:
 
 
 def user_strategy_dir() -> Path:
-    """Where user strategy files are picked up: `$KERNELARC_HOME/strategies`, else the platform's user data dir."""
-    home = os.environ.get("KERNELARC_HOME")
-    base = Path(home) if home else Path(platformdirs.user_data_dir("kernelarc"))
-    return base / "strategies"
+    """Where user strategy files are picked up: `strategies/` in the user data dir (`$KERNELARC_HOME` when set)."""
+    return user_data_dir() / "strategies"
 
 
 def load_user_strategy(path: str | Path) -> Strategy:
@@ -129,7 +127,7 @@ def load_user_strategy(path: str | Path) -> Strategy:
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(part) for part in err["loc"]) or "file"
-        raise StrategyError(f"strategy file {p}: {where}: {err['msg']}") from None
+        raise StrategyError(f"strategy file {p}: {where}: {err['msg']} (got {err['input']!r})") from None
 
 
 def all_strategies() -> tuple[Strategy, ...]:

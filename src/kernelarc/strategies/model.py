@@ -11,6 +11,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from kernelarc.task.classify import KernelType
+
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -27,7 +29,7 @@ class Strategy(BaseModel):
     """One paragraph: what this strategy changes and what it leaves alone."""
     playbook: str
     """Markdown for LLM agents: concrete moves in trial order, what to measure, known traps."""
-    applies_to: tuple[str, ...] = ()
+    applies_to: tuple[KernelType, ...] = ()
     """Kernel types (`Task.kernel_type`) it is most relevant to; empty means every type."""
     builtin_moves: str | None = None
     """Id of the built-in move family offline agents use (mapped to code by the built-in agents); None: none."""
