@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,3 +177,11 @@ def test_malformed_toml_is_a_one_line_error(tmp_path):
     with pytest.raises(StrategyError, match="cannot read strategy file") as caught:
         load_user_strategy(path)
     assert "\n" not in str(caught.value)
+
+
+def test_package_exports_resolve_and_import_points_down_only():
+    code = ("import sys, kernelarc.strategies as s; assert all(hasattr(s, n) for n in s.__all__); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch' "
+            "or m.startswith(('kernelarc.agents', 'kernelarc.campaign'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

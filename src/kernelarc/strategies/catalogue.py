@@ -3,7 +3,7 @@
 Built-in playbooks are package files (`playbooks/<name>.md`, read with importlib.resources). A user
 adds a strategy without editing the package by dropping a YAML or TOML file in
 `<user data dir>/strategies/` (`$KERNELARC_HOME/strategies/` when that is set). Imports without
-torch; must not import agents, guard or campaign. Budget: under 200 lines.
+torch; must not import agents or campaign. Budget: under 200 lines.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A strategy is data, not code: a scope that tells an agent what it may change, a playbook an LLM
 agent reads, and the id of the built-in move family an offline agent uses. Imports without torch;
-must not import agents, guard or campaign. Budget: under 100 lines.
+must not import agents or campaign. Budget: under 100 lines.
 """
 
 from __future__ import annotations

@@ -1,0 +1,213 @@
+"""The contract between the campaign and any agent: what an agent sees, what it returns, how backends are found.
+
+An agent only generates candidates. It reads an `AgentContext` (its task, strategy, incumbent, last
+verdicts, recalled findings and the read-only leaderboard), returns a `Proposal`, and after the
+guard's verdict writes a reflection that may become a finding. Everything here is data; the
+campaign owns all state. Must not import campaign or the store. Budget: under 200 lines.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kernelarc.errors import UserError
+from kernelarc.guard.candidate import CPP_LANGUAGES, PYTHON_LANGUAGES, infer_language
+from kernelarc.guard.types import Evaluation, Status, Verdict
+from kernelarc.memory.findings import Finding
+from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, check_cap, clip_text
+from kernelarc.strategies.model import Strategy
+from kernelarc.task.model import Task
+
+BUILTIN_BACKENDS = ("builtin", "openai", "anthropic", "cli", "scripted")
+"""Backends shipped with kernelarc; backend `<name>` lives in `kernelarc.agents.<name>` and registers on import."""
+
+
+class BackendError(UserError):
+    """The agent backend asked for is unknown or cannot load (a missing optional package)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Proposal(_Frozen):
+    """One candidate an agent puts forward: the full source and what it claims to change."""
+
+    source: str
+    """Complete candidate source (a `ModelNew` module or a SOL-ExecBench `run` module), never a diff."""
+    language: str
+    """pytorch, triton, cuda_cpp, ... (inferred from the source when not given)."""
+    claim: str
+    """What the change does and why it should be faster, at most 160 characters."""
+    is_draft: bool = False
+    """True when written from scratch (a draft) rather than as a change to the incumbent."""
+    parent_id: str | None = None
+    """Hash of the candidate this one changes; None for a draft or a change to the reference."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_language(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("language") is None and isinstance(data.get("source"), str):
+            return {**data, "language": infer_language(data["source"])}
+        return data
+
+    @field_validator("source")
+    @classmethod
+    def _validate_source(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("proposal source is empty")
+        return v
+
+    @field_validator("language")
+    @classmethod
+    def _validate_language(cls, v: str) -> str:
+        if v not in PYTHON_LANGUAGES | CPP_LANGUAGES:
+            raise ValueError(f"unknown language {v!r}; known: {', '.join(sorted(PYTHON_LANGUAGES | CPP_LANGUAGES))}")
+        return v
+
+    @field_validator("claim")
+    @classmethod
+    def _validate_claim(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a proposal needs a claim: what it changes and why")
+        return check_cap("claim", v, CLAIM_CAP)
+
+
+class VerdictNote(_Frozen):
+    """One of the agent's recent verdicts, as it is shown the agent next turn."""
+
+    candidate_id: str
+    """Hash of the candidate judged."""
+    claim: str
+    """The claim the agent made for it."""
+    verdict: Verdict
+    """KEEP, ACCEPT, REVERT or REJECT."""
+    status: Status
+    """How evaluation ended (PASSED or the failure)."""
+    reason: str
+    """The guard's one-line reason."""
+    speedup: float | None = None
+    """Incumbent time / candidate time; None for a REJECT."""
+
+    @classmethod
+    def from_evaluation(cls, candidate_id: str, claim: str, evaluation: Evaluation) -> "VerdictNote":
+        """The note for a candidate the guard has judged."""
+        return cls(candidate_id=candidate_id, claim=claim, verdict=evaluation.verdict, status=evaluation.status,
+                   reason=evaluation.reason, speedup=evaluation.speedup)
+
+
+class LeaderboardEntry(_Frozen):
+    """Another agent's best kernel, shown read-only so agents can borrow ideas, never state."""
+
+    agent_id: str
+    """The agent that holds it."""
+    strategy: str
+    """That agent's strategy name."""
+    candidate_id: str
+    """Hash of the kernel."""
+    speedup: float = Field(gt=0)
+    """Its speedup over the reference."""
+    latency_ms: float = Field(gt=0)
+    """Its latency (geometric mean over workloads)."""
+    source: str
+    """Its full source."""
+
+
+class AgentContext(_Frozen):
+    """Everything an agent is shown for one step; built fresh by the campaign each time."""
+
+    task: Task
+    """The task being optimized."""
+    agent_id: str
+    """This agent's id in the campaign."""
+    strategy: Strategy
+    """The strategy this agent is bound to."""
+    incumbent_source: str | None = None
+    """Source of the agent's current best kernel; None while that is still the reference."""
+    incumbent_speedup: float = Field(default=1.0, gt=0)
+    """The incumbent's speedup over the reference (1.0 for the reference itself)."""
+    incumbent_latency_ms: float | None = Field(default=None, gt=0)
+    """The incumbent's latency; None until measured."""
+    last_verdicts: tuple[VerdictNote, ...] = ()
+    """This agent's most recent verdicts, oldest first."""
+    findings: tuple[Finding, ...] = ()
+    """Findings recalled from memory for this task's kernel type, most relevant first."""
+    leaderboard: tuple[LeaderboardEntry, ...] = ()
+    """Other agents' best kernels, fastest first."""
+    must_draft: bool = False
+    """True when the agent plateaued: it must write a new kernel, not a variant of its incumbent."""
+    draft_instruction: str = ""
+    """What the campaign asks of the draft (shown to the agent when `must_draft`)."""
+    step: int = Field(default=0, ge=0)
+    """How many proposals this agent has made before this one."""
+    rng_seed: int = 0
+    """Seed for any randomness in the agent, so that runs repeat."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A generator of candidates. Async because LLM calls are I/O; CPU-bound agents run work in a thread."""
+
+    name: str
+    """Label for logs and reports."""
+
+    async def propose(self, ctx: AgentContext) -> Proposal | None:
+        """The next candidate, or None when the agent has nothing more to try."""
+        ...
+
+    async def reflect(self, ctx: AgentContext, proposal: Proposal, evaluation: Evaluation) -> str:
+        """What the verdict teaches (at most 1,200 characters; longer text is clipped by `clip_reflection`)."""
+        ...
+
+
+AgentFactory = Callable[[str, Strategy, Task, int], Agent]
+"""Builds one agent from (agent id, strategy, task, seed)."""
+FactoryMaker = Callable[..., AgentFactory]
+"""Called with a backend's options (for example `model=`) once per campaign; returns its AgentFactory."""
+
+_BACKENDS: dict[str, FactoryMaker] = {}
+
+
+def clip_reflection(text: str) -> str:
+    """An agent's reflection fitted under the 1,200-character cap."""
+    return clip_text(text, REFLECTION_CAP)
+
+
+def register_backend(name: str, factory_maker: FactoryMaker) -> None:
+    """Make backend `name` available to `get_backend`; a backend module calls this on import."""
+    _BACKENDS[name] = factory_maker
+
+
+def known_backends() -> tuple[str, ...]:
+    """Every backend name `get_backend` may resolve, sorted."""
+    return tuple(sorted(set(BUILTIN_BACKENDS) | set(_BACKENDS)))
+
+
+def get_backend(name: str) -> FactoryMaker:
+    """The factory maker of backend `name`, importing its module on first use.
+
+    Raises:
+        BackendError: the name is unknown, or its module or an optional package it needs is missing.
+    """
+    if name not in _BACKENDS and name in BUILTIN_BACKENDS:
+        module = f"kernelarc.agents.{name}"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name == module:
+                raise BackendError(f"agent backend {name!r} is not available in this install ({module} is missing)") from None
+            raise BackendError(f"agent backend {name!r} needs the package {e.name!r}, which is not installed "
+                               "(the LLM backends come with: pip install 'kernelarc[llm]')") from None
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise BackendError(f"unknown agent backend {name!r}; known: {', '.join(known_backends())}") from None
+
+
+__all__ = [
+    "Agent", "AgentContext", "AgentFactory", "BackendError", "BUILTIN_BACKENDS", "FactoryMaker", "LeaderboardEntry",
+    "Proposal", "VerdictNote", "clip_reflection", "get_backend", "known_backends", "register_backend",
+]

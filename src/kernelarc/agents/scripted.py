@@ -1,0 +1,58 @@
+"""A deterministic agent that plays back a script: drives the campaign and its tests offline.
+
+Registers the `scripted` backend on import. Must not import campaign or the store. Budget: 80 lines.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Iterable, Sequence
+
+from kernelarc.agents.protocol import AgentContext, AgentFactory, Proposal, clip_reflection, register_backend
+from kernelarc.guard.types import Evaluation
+from kernelarc.strategies.model import Strategy
+from kernelarc.task.model import Task
+
+Step = Proposal | Callable[[AgentContext], Proposal | None]
+"""A fixed proposal, or a function of the context (returning None ends the script early)."""
+
+
+class ScriptedAgent:
+    """Proposes its steps in order, then None; reflects with a fixed summary of the verdict."""
+
+    def __init__(self, steps: Iterable[Step] = (), name: str = "scripted") -> None:
+        self.name = name
+        self._steps: deque[Step] = deque(steps)
+        self.contexts: list[AgentContext] = []
+        """Every context `propose` was given, in order, for tests to inspect."""
+
+    def enqueue(self, step: Step) -> None:
+        """Add a step at the end of the script."""
+        self._steps.append(step)
+
+    async def propose(self, ctx: AgentContext) -> Proposal | None:
+        """The next step's proposal, or None when the script is exhausted."""
+        self.contexts.append(ctx)
+        if not self._steps:
+            return None
+        step = self._steps.popleft()
+        return step if isinstance(step, Proposal) else step(ctx)
+
+    async def reflect(self, ctx: AgentContext, proposal: Proposal, evaluation: Evaluation) -> str:
+        """`<verdict> <speedup or reason> for: <claim>`, clipped to the reflection cap."""
+        outcome = f"{evaluation.speedup:.3g}x" if evaluation.speedup is not None else evaluation.reason
+        return clip_reflection(f"{evaluation.verdict.value} {outcome} for: {proposal.claim}")
+
+
+def scripted_factory(steps: Sequence[Step] = ()) -> AgentFactory:
+    """The `scripted` backend: every agent plays its own copy of `steps`, named after its id."""
+
+    def make(agent_id: str, strategy: Strategy, task: Task, seed: int) -> ScriptedAgent:
+        return ScriptedAgent(steps, name=agent_id)
+
+    return make
+
+
+register_backend("scripted", scripted_factory)
+
+__all__ = ["ScriptedAgent", "Step", "scripted_factory"]
