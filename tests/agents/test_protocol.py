@@ -65,15 +65,15 @@ def test_proposal_is_frozen_and_defaults_to_a_change():
 
 
 def test_verdict_note_carries_what_the_guard_said(keep_evaluation, reject_evaluation):
-    kept = VerdictNote.from_evaluation("abc", "fused bias", keep_evaluation)
+    kept = VerdictNote.from_evaluation(11, "fused bias", keep_evaluation)
     assert (kept.verdict, kept.status, kept.speedup) == (Verdict.KEEP, Status.PASSED, 1.5)
-    rejected = VerdictNote.from_evaluation("def", "tf32 dot", reject_evaluation)
+    rejected = VerdictNote.from_evaluation(12, "tf32 dot", reject_evaluation)
     assert rejected.speedup is None and rejected.reason.startswith("INCORRECT_NUMERICAL")
 
 
 def test_context_defaults_describe_a_fresh_agent(make_context):
     ctx = make_context()
-    assert ctx.incumbent_source is None and ctx.incumbent_speedup == 1.0 and ctx.incumbent_latency_ms is None
+    assert ctx.incumbent_id is None and ctx.incumbent_source is None and ctx.incumbent_speedup == 1.0 and ctx.incumbent_latency_ms is None
     assert (ctx.last_verdicts, ctx.findings, ctx.leaderboard, ctx.must_draft, ctx.step) == ((), (), (), False, 0)
     with pytest.raises(ValidationError):
         ctx.step = 3
@@ -83,10 +83,17 @@ def test_context_holds_memory_findings_and_the_leaderboard(make_context):
     finding = Finding(kind=FindingKind.WIN, kernel_type="elementwise", task="relu_tiny", strategy="fusion",
                       reflection="one kernel instead of two", verdict=Verdict.KEEP, speedup=1.4, candidate_id=3,
                       candidate_hash="h3", created=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    entry = LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id="h9", speedup=2.0, latency_ms=0.5,
+    entry = LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id=9, speedup=2.0, latency_ms=0.5,
                              source=SOURCE)
     ctx = make_context(findings=(finding,), leaderboard=(entry,))
     assert ctx.findings[0].reflection == "one kernel instead of two" and ctx.leaderboard[0].speedup == 2.0
+
+
+def test_context_incumbent_id_and_source_come_together(make_context):
+    assert make_context(incumbent_id=4, incumbent_source=SOURCE).incumbent_id == 4
+    for half in ({"incumbent_id": 4}, {"incumbent_source": SOURCE}):
+        with pytest.raises(ValidationError, match="together"):
+            make_context(**half)
 
 
 @pytest.mark.parametrize("field, value", [("step", -1), ("incumbent_speedup", 0.0), ("incumbent_latency_ms", -1.0)])
@@ -97,7 +104,7 @@ def test_context_refuses_impossible_numbers(make_context, field, value):
 
 def test_leaderboard_entry_needs_a_positive_speedup():
     with pytest.raises(ValidationError, match="speedup"):
-        LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id="h", speedup=0, latency_ms=1, source=SOURCE)
+        LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id=9, speedup=0, latency_ms=1, source=SOURCE)
 
 
 def test_clip_reflection_fits_the_cap():

@@ -45,7 +45,7 @@ def test_callable_steps_see_the_context_and_may_stop(make_context):
 
 
 def test_every_context_is_recorded(make_context):
-    entry = LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id="h", speedup=2.0, latency_ms=0.5,
+    entry = LeaderboardEntry(agent_id="a1", strategy="memory", candidate_id=9, speedup=2.0, latency_ms=0.5,
                              source=SOURCE)
     contexts = [make_context(), make_context(step=1, must_draft=True, draft_instruction="new", leaderboard=(entry,))]
     agent = ScriptedAgent([proposal("one")])

@@ -44,8 +44,8 @@ class Proposal(_Frozen):
     """What the change does and why it should be faster, at most 160 characters."""
     is_draft: bool = False
     """True when written from scratch (a draft) rather than as a change to the incumbent."""
-    parent_id: str | None = None
-    """Hash of the candidate this one changes; None for a draft or a change to the reference."""
+    parent_id: int | None = None
+    """Store id of the candidate this one changes (the incumbent or a leaderboard entry); None for the reference."""
 
     @model_validator(mode="before")
     @classmethod
@@ -79,8 +79,8 @@ class Proposal(_Frozen):
 class VerdictNote(_Frozen):
     """One of the agent's recent verdicts, as it is shown the agent next turn."""
 
-    candidate_id: str
-    """Hash of the candidate judged."""
+    candidate_id: int
+    """Store id of the candidate judged."""
     claim: str
     """The claim the agent made for it."""
     verdict: Verdict
@@ -93,7 +93,7 @@ class VerdictNote(_Frozen):
     """Incumbent time / candidate time; None for a REJECT."""
 
     @classmethod
-    def from_evaluation(cls, candidate_id: str, claim: str, evaluation: Evaluation) -> "VerdictNote":
+    def from_evaluation(cls, candidate_id: int, claim: str, evaluation: Evaluation) -> "VerdictNote":
         """The note for a candidate the guard has judged."""
         return cls(candidate_id=candidate_id, claim=claim, verdict=evaluation.verdict, status=evaluation.status,
                    reason=evaluation.reason, speedup=evaluation.speedup)
@@ -106,8 +106,8 @@ class LeaderboardEntry(_Frozen):
     """The agent that holds it."""
     strategy: str
     """That agent's strategy name."""
-    candidate_id: str
-    """Hash of the kernel."""
+    candidate_id: int
+    """Store id of the kernel (what a proposal borrowing it names as `parent_id`)."""
     speedup: float = Field(gt=0)
     """Its speedup over the reference."""
     latency_ms: float = Field(gt=0)
@@ -125,6 +125,8 @@ class AgentContext(_Frozen):
     """This agent's id in the campaign."""
     strategy: Strategy
     """The strategy this agent is bound to."""
+    incumbent_id: int | None = None
+    """Store id of the agent's current best kernel; None while that is still the reference."""
     incumbent_source: str | None = None
     """Source of the agent's current best kernel; None while that is still the reference."""
     incumbent_speedup: float = Field(default=1.0, gt=0)
@@ -145,6 +147,14 @@ class AgentContext(_Frozen):
     """How many proposals this agent has made before this one."""
     rng_seed: int = 0
     """Seed for any randomness in the agent, so that runs repeat."""
+
+    @model_validator(mode="after")
+    def _validate_incumbent(self) -> "AgentContext":
+        if (self.incumbent_id is None) != (self.incumbent_source is None):
+            raise ValueError(f"incumbent_id and incumbent_source are given together or not at all, "
+                             f"got incumbent_id={self.incumbent_id} and "
+                             f"{'a' if self.incumbent_source is not None else 'no'} source")
+        return self
 
 
 @runtime_checkable

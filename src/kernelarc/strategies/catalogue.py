@@ -104,7 +104,8 @@ def load_user_strategy(path: str | Path) -> Strategy:
     """
     p = Path(path)
     if p.suffix not in USER_STRATEGY_SUFFIXES:
-        raise StrategyError(f"strategy file {p} must end in {', '.join(USER_STRATEGY_SUFFIXES)}, got {p.suffix or 'no suffix'!r}")
+        raise StrategyError(f"strategy file {p} must end in {', '.join(USER_STRATEGY_SUFFIXES)}, "
+                            f"got {p.suffix or 'no suffix'!r}")
     try:
         text = p.read_text(encoding="utf-8")
         data = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
