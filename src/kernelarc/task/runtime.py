@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -28,8 +27,7 @@ INIT_SEED = 42
 @contextlib.contextmanager
 def seeded(seed: int, device: torch.device) -> Iterator[None]:
     """Seed the global RNGs (CPU, and `device` if CUDA) for the block, restoring their state after."""
-    devices = [device] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices, device_type=device.type if devices else "cuda"):
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
         yield
 
@@ -45,10 +43,8 @@ class TaskRuntime:
     def __init__(self, task: Task, device: torch.device | str):
         self.task = task
         self.device = torch.device(device)
-        if task.format is TaskFormat.KERNELBENCH:
-            self.module = load_module(Path(task.path).read_text(), str(task.path), task.name)
-        else:
-            self.module = load_module(task.reference_source, f"{task.path / DEFINITION_FILE}::reference", task.name)
+        filename = str(task.path) if task.format is TaskFormat.KERNELBENCH else f"{task.path / DEFINITION_FILE}::reference"
+        self.module = load_module(task.reference_source, filename, task.name)
         self._reference: Callable[..., object] | None = None
 
     def make_inputs(self, workload: Workload, seed: int) -> list:
