@@ -35,7 +35,7 @@ def test_longterm_schema_holds_only_findings():
 
 
 def test_registration_refuses_misnamed_or_misnumbered_migrations():
-    steps = Migrations()
+    steps = Migrations("test database", application_id=1)
 
     def m002_skips_one(conn):
         pass
@@ -50,7 +50,7 @@ def test_registration_refuses_misnamed_or_misnumbered_migrations():
 
 
 def test_a_failing_migration_leaves_nothing_behind():
-    steps = Migrations()
+    steps = Migrations("test database", application_id=1)
 
     @steps.register
     def m001_half(conn):
@@ -72,6 +72,17 @@ def test_database_from_a_newer_kernelarc_is_refused(tmp_path):
     conn.close()
     with pytest.raises(StoreError, match="newer kernelarc.*m999_future"):
         Store(path)
+
+
+def test_another_programs_database_is_left_alone(tmp_path):
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (text)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="other.sqlite: not a kernelarc campaign store"):
+        Store(path)
+    assert _tables(sqlite3.connect(path)) == {"notes"}
 
 
 def test_a_file_that_is_not_sqlite_is_refused_in_one_line(tmp_path):

@@ -47,9 +47,9 @@ class Database:
         self._conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: commits survive a killed process
         try:
             migrations.apply(self._conn)
-        except StoreError:
+        except StoreError as e:
             self._conn.close()
-            raise
+            raise StoreError(f"{self.path}: {e}") from None
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

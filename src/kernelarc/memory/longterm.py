@@ -21,7 +21,7 @@ from kernelarc.memory.store import Store
 
 LONGTERM_FILE = "memory.sqlite"
 
-LONGTERM = Migrations()
+LONGTERM = Migrations("long-term memory", application_id=0x4B41_4C31)  # "KAL1"
 """The long-term memory's migrations."""
 
 

@@ -20,9 +20,17 @@ _NAME = re.compile(r"m(\d{3})_[a-z0-9_]+")
 
 
 class Migrations:
-    """An ordered list of forward-only migrations for one kind of database."""
+    """An ordered list of forward-only migrations for one kind of database.
 
-    def __init__(self) -> None:
+    The kind is stamped in the file header (`PRAGMA application_id`), so a database of another kind,
+    or another program's, is refused instead of being migrated into something neither.
+    """
+
+    def __init__(self, kind: str, application_id: int) -> None:
+        self.kind = kind
+        """What the database is, in words, for error messages."""
+        self.application_id = application_id
+        """The file-header stamp of this kind of database."""
         self.steps: list[Migration] = []
 
     def register(self, fn: Migration) -> Migration:
@@ -42,10 +50,11 @@ class Migrations:
         """Apply the missing migrations in one transaction; return the names applied (none if up to date).
 
         Raises:
-            StoreError: the database has migrations this kernelarc does not know (written by a newer one).
+            StoreError: the database is of another kind, or has migrations this kernelarc does not know.
         """
         conn.execute("BEGIN IMMEDIATE")
         try:
+            self._claim(conn)
             conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
             done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
             unknown = sorted(done - set(self.names))
@@ -63,6 +72,14 @@ class Migrations:
             raise
         conn.execute("COMMIT")
         return applied
+
+    def _claim(self, conn: sqlite3.Connection) -> None:
+        """Stamp an empty database as this kind; refuse one stamped otherwise or holding foreign tables."""
+        stamp = conn.execute("PRAGMA application_id").fetchone()[0]
+        if stamp == 0 and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
+            conn.execute(f"PRAGMA application_id = {self.application_id}")
+        elif stamp != self.application_id:
+            raise StoreError(f"not a kernelarc {self.kind} (application id {stamp:#x}, expected {self.application_id:#x})")
 
 
 # The findings table as first released, shared by the campaign store and the long-term memory.
@@ -86,7 +103,7 @@ FINDINGS_TABLE_V1 = (
     "CREATE INDEX findings_by_kernel_type ON findings (kernel_type, kind)",
 )
 
-CAMPAIGN = Migrations()
+CAMPAIGN = Migrations("campaign store", application_id=0x4B41_4331)  # "KAC1"
 """The campaign store's migrations."""
 
 
