@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from kernelarc.errors import UserError
 from kernelarc.guard.candidate import CPP_LANGUAGES, PYTHON_LANGUAGES, infer_language
@@ -19,7 +19,7 @@ from kernelarc.guard.types import Evaluation, Status, Verdict
 from kernelarc.memory.findings import Finding
 from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, check_cap, clip_text
 from kernelarc.strategies.model import Strategy
-from kernelarc.task.model import Task
+from kernelarc.task.model import Frozen, Task
 
 BUILTIN_BACKENDS = ("builtin", "openai", "anthropic", "cli", "scripted")
 """Backends shipped with kernelarc; backend `<name>` lives in `kernelarc.agents.<name>` and registers on import."""
@@ -29,11 +29,7 @@ class BackendError(UserError):
     """The agent backend asked for is unknown or cannot load (a missing optional package)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class Proposal(_Frozen):
+class Proposal(Frozen):
     """One candidate an agent puts forward: the full source and what it claims to change."""
 
     source: str
@@ -76,7 +72,7 @@ class Proposal(_Frozen):
         return check_cap("claim", v, CLAIM_CAP)
 
 
-class VerdictNote(_Frozen):
+class VerdictNote(Frozen):
     """One of the agent's recent verdicts, as it is shown the agent next turn."""
 
     candidate_id: int
@@ -99,7 +95,7 @@ class VerdictNote(_Frozen):
                    reason=evaluation.reason, speedup=evaluation.speedup)
 
 
-class LeaderboardEntry(_Frozen):
+class LeaderboardEntry(Frozen):
     """Another agent's best kernel, shown read-only so agents can borrow ideas, never state."""
 
     agent_id: str
@@ -116,7 +112,7 @@ class LeaderboardEntry(_Frozen):
     """Its full source."""
 
 
-class AgentContext(_Frozen):
+class AgentContext(Frozen):
     """Everything an agent is shown for one step; built fresh by the campaign each time."""
 
     task: Task

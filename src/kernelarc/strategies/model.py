@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from kernelarc.task.classify import KernelType
+from kernelarc.task.model import Frozen
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-class Strategy(BaseModel):
+class Strategy(Frozen):
     """One strategy family: what it changes, how an LLM agent should go about it, and its built-in moves."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     """Short id (lowercase, digits, `_` or `-`), used on the command line and in findings: `tensor_cores`."""
