@@ -61,10 +61,8 @@ def _parse(source: str, file: Path) -> ast.Module:
         tree = ast.parse(source, filename=str(file))
     except SyntaxError as e:
         raise TaskError(f"{file}:{e.lineno}: syntax error: {e.msg}") from None
-    defined = {type(n): set() for n in tree.body}
-    for node in tree.body:
-        defined[type(node)].add(getattr(node, "name", None))
-    missing = [name for name, kind in REQUIRED_DEFINITIONS.items() if name not in defined.get(kind, set())]
+    defined = {(type(node), getattr(node, "name", None)) for node in tree.body}
+    missing = [name for name, kind in REQUIRED_DEFINITIONS.items() if (kind, name) not in defined]
     if missing:
         raise TaskError(f"{file}: a KernelBench file must define {', '.join(missing)} at top level")
     return tree

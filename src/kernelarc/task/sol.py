@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -216,7 +217,7 @@ def _tolerance(given: Any, where: str) -> Tolerance:
         _fail(where, f"bad tolerance {given}: {e.errors()[0]['msg']}")
 
 
-def _reference_run(d: dict[str, Any], file: Path):
+def _reference_run(d: dict[str, Any], file: Path) -> Callable[..., object]:
     try:
         module = load_module(d["reference"], f"{file}::reference", d["name"])
     except Exception as e:  # the task's own code: any failure makes the task unusable
