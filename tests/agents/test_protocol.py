@@ -73,7 +73,8 @@ def test_verdict_note_carries_what_the_guard_said(keep_evaluation, reject_evalua
 
 def test_context_defaults_describe_a_fresh_agent(make_context):
     ctx = make_context()
-    assert ctx.incumbent_id is None and ctx.incumbent_source is None and ctx.incumbent_speedup == 1.0 and ctx.incumbent_latency_ms is None
+    assert (ctx.incumbent_id, ctx.incumbent_source, ctx.incumbent_latency_ms) == (None, None, None)
+    assert ctx.incumbent_speedup == 1.0
     assert (ctx.last_verdicts, ctx.findings, ctx.leaderboard, ctx.must_draft, ctx.step) == ((), (), (), False, 0)
     with pytest.raises(ValidationError):
         ctx.step = 3

@@ -37,7 +37,8 @@ class Strategy(Frozen):
     @classmethod
     def _validate_name(cls, v: str) -> str:
         if not _NAME.match(v):
-            raise ValueError(f"strategy name must be lowercase letters, digits, '_' or '-' and start with a letter, got {v!r}")
+            raise ValueError(f"strategy name must be lowercase letters, digits, '_' or '-' and start with a letter, "
+                             f"got {v!r}")
         return v
 
     @field_validator("title", "playbook")
