@@ -203,11 +203,9 @@ def get_backend(name: str) -> FactoryMaker:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as e:
-            if e.name == module:
-                raise BackendError(f"agent backend {name!r} is not available in this install ({module} is missing)"
-                                   ) from None
-            raise BackendError(f"agent backend {name!r} needs the package {e.name!r}, which is not installed "
-                               "(the LLM backends come with: pip install 'kernelarc[llm]')") from None
+            why = (f"is not available in this install ({module} is missing)" if e.name == module else
+                   f"needs the package {e.name!r}, which is not installed (LLM backends: pip install 'kernelarc[llm]')")
+            raise BackendError(f"agent backend {name!r} {why}") from None
     try:
         return _BACKENDS[name]
     except KeyError:
