@@ -169,3 +169,4 @@ def test_recall_limit_applies_to_each_kind():
     found = [_win(1.0 + i, f"w{i}") for i in range(5)] + [_trap(f"t{i}", i) for i in range(5)]
     got = recall(found, kernel_type="gemm", strategy="tiling", limit=2)
     assert (len(got.wins), len(got.traps)) == (2, 2)
+    assert [f.kind for f in got.all] == [FindingKind.WIN, FindingKind.WIN, FindingKind.TRAP, FindingKind.TRAP]

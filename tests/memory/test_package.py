@@ -15,11 +15,17 @@ def test_every_exported_name_resolves():
     assert [name for name in memory.__all__ if not hasattr(memory, name)] == []
 
 
-def test_imports_without_torch():
-    script = "import sys; sys.modules['torch'] = None; import kernelarc.memory, kernelarc.memory.schema_doc"
+def test_imports_without_torch_the_worker_agents_or_campaign():
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import kernelarc.memory, kernelarc.memory.commands, kernelarc.memory.schema_doc\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('kernelarc.guard.worker', 'kernelarc.agents',"
+        " 'kernelarc.campaign', 'kernelarc.cli'))))"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env={"PYTHONPATH": str(PACKAGE.parents[1])})
     assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
 
 
 def test_imports_only_types_from_other_packages():

@@ -198,6 +198,11 @@ class Recall:
     traps: tuple[Finding, ...]
     """Traps: the asking strategy's first, then newest first."""
 
+    @property
+    def all(self) -> tuple[Finding, ...]:
+        """Wins then traps, each in rank order: what an agent's context lists."""
+        return self.wins + self.traps
+
 
 def _same_strategy(a: str, b: str) -> bool:
     return a.strip().casefold() == b.strip().casefold()

@@ -1,7 +1,7 @@
 """The rows of a campaign store as typed, immutable records.
 
 The store returns these and validates through them what it is given (caps on agent-written text
-included), so a bad value is refused before it reaches SQL. Imports without torch. Budget: 200 lines.
+included), so a bad value is refused before it reaches SQL. Imports without torch. Budget: 250 lines.
 """
 
 from __future__ import annotations
