@@ -150,7 +150,7 @@ RUNTIME_MISBEHAVIOUR = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(n for n, rule in EXPECTED_RULE.items() if rule is None and n.startswith("evil_")))
+@pytest.mark.parametrize("name", sorted(n for n, r in EXPECTED_RULE.items() if r is None and n.startswith("evil_")))
 def test_runtime_fixture_really_cheats(name):
     assert RUNTIME_MISBEHAVIOUR[name](_load(CANDIDATES / name).ModelNew(), _randn(1))
 
@@ -210,6 +210,7 @@ def test_aliases_are_resolved(source, expected):
     ("class Hook:\n    __torch_function__ = None\n", ("tensor-subclass", 2)),
     ("class Hook:\n    def __torch_dispatch__(self):\n        pass\n", ("tensor-subclass", 2)),
     ("from torch.utils._python_dispatch import TorchDispatchMode\n", ("tensor-subclass", 1)),
+    ("from torch.nn.modules.module import register_module_forward_hook\n", ("monkey-patch", 1)),
 ])
 def test_refused_constructs(source, expected):
     assert _result(source) == expected
@@ -237,12 +238,13 @@ def test_run_entry_may_not_fall_back_to_a_reference_module():
     "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    pass\ntorch.cuda.set_stream(s)\n",
     "import math\nimport shutil\nimport pickle\nimport triton\nimport triton.language as tl\n",
     "from torch.utils.cpp_extension import load_inline\n",
-    "class A:\n    def __init__(self):\n        self.x = 1\n\nobj = A()\nobj.y = 2\nobj.items = {}\nobj.items['k'] = 3\n",
+    "class A:\n    def __init__(self):\n        self.x = 1\n\nobj = A()\nobj.y = 2\nobj.d = {}\nobj.d['k'] = 3\n",
     "import os\npath = os.path.join('a', 'b')\n",
     "import torch\nf = torch.compile(torch.relu)\nout = torch.empty(3)\nout[0] = 1.0\n",
     "try:\n    import triton\nexcept ImportError:\n    triton = None\n",
     '"""Makes no system() calls and reads nothing under /proc/."""\n',
     "import torch\nevent = torch.cuda.Event(enable_timing=False)\n",
+    "from . import time\nfrom .kernels import subprocess_free_relu\n",
     "import torch.nn as nn\n\nclass Model(nn.Module):\n    pass\n\nclass ModelNew(Model):\n    pass\n",
 ])
 def test_honest_constructs_pass(source):

@@ -1,7 +1,7 @@
 """The static gate: refuse a candidate whose source could cheat, before any of it runs.
 
-Owns the rule table and the scan: Python sources through `ast`, C++ sources (solution files and the
-string literals a Python file hands to `load_inline`) through a token scan. It reads text only and
+Owns the rule table and the scan: Python sources through `ast`, C++ (solution files, and the string
+literals of Python files, where the sources handed to `load_inline` live) through a token scan. It reads text only and
 imports neither torch nor the candidate, so it is cheap and cannot be attacked by what it reads.
 It is the first line, not a sandbox: caching, wrong dtypes, mutated inputs and forged prints are
 left to the worker's isolation and the run-time checks. Budget: 400 lines.
@@ -60,7 +60,7 @@ NAME_RULES: dict[str, str] = {
     **dict.fromkeys(["torch.set_float32_matmul_precision", "torch.set_default_dtype", "torch.set_default_device",
                      "torch.set_default_tensor_type", "torch.set_flush_denormal", "torch.set_num_threads",
                      "torch.set_num_interop_threads", "torch.library.Library", "torch.library.impl",
-                     "torch.library._scoped_library"], "monkey-patch"),
+                     "torch.library._scoped_library", "torch.nn.modules.module.register_module_*"], "monkey-patch"),
     **dict.fromkeys(["torch.overrides", "torch.utils._python_dispatch", "torch.Tensor._make_subclass",
                      "torch.Tensor._make_wrapper_subclass"], "tensor-subclass"),
 }
@@ -211,17 +211,22 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                root = a.name.split(".")[0]
+                aliases[a.asname or root] = a.name if a.asname else root
         elif isinstance(node, ast.ImportFrom):
-            prefix = "." * node.level + (f"{node.module}." if node.module else "")
             for a in node.names:
-                aliases[a.asname or a.name] = prefix + a.name
+                aliases[a.asname or a.name] = _imported_name(node, a.name)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             target = _qualname(node.value, aliases)
             if target:
                 aliases[node.targets[0].id] = target
     return aliases
+
+
+def _imported_name(node: ast.ImportFrom, name: str) -> str:
+    """`pkg.mod.name` for `from pkg.mod import name`; relative imports keep their dots (`.mod.name`)."""
+    return "." * node.level + (f"{node.module}." if node.module else "") + name
 
 
 def _qualname(node: ast.expr, aliases: dict[str, str]) -> str | None:
@@ -276,7 +281,7 @@ class _Scan(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for a in node.names:
-            self._check_name(f"{node.module}.{a.name}" if node.module else a.name, node.lineno)
+            self._check_name(_imported_name(node, a.name), node.lineno)
             if self.kernelbench and a.name == REFERENCE_CLASS:
                 self.add("reference-fallback", node.lineno, f"`from {node.module} import {REFERENCE_CLASS}`")
 
