@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from rich.console import Console
 
 from kernelarc import __version__
 from kernelarc.errors import UserError
+
+try:  # typer < 0.29 uses click; later versions vendor it privately
+    from click.exceptions import UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from typer._click.exceptions import UsageError  # type: ignore[no-redef]
 
 app = typer.Typer(
     name="kernelarc",
@@ -57,13 +61,15 @@ def run_app(argv: list[str] | None = None) -> int:
     except UserError as e:
         err_console.print(f"[bold red]kernelarc: error:[/] {e}", highlight=False, soft_wrap=True)
         return EXIT_USER_ERROR
-    except click.exceptions.UsageError as e:
+    except UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare `kernelarc`: the help was already printed
+            return EXIT_OK
         err_console.print(f"[bold red]kernelarc: error:[/] {e.format_message()}", highlight=False, soft_wrap=True)
         return EXIT_USER_ERROR
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("kernelarc: aborted")
         return 130
-    except click.exceptions.Exit as e:
+    except typer.Exit as e:
         return e.exit_code
     return result if isinstance(result, int) else EXIT_OK
 

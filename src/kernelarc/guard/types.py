@@ -117,6 +117,8 @@ class Evaluation(Frozen):
     """Seconds spent importing and building the candidate."""
     wall_s: float | None = None
     """Seconds the whole evaluation took."""
+    stage_seconds: dict[str, float] = Field(default_factory=dict)
+    """Seconds the worker spent per stage (reference, compile, correctness, timing)."""
     log_tail: str = ""
     """The end of the worker's stdout/stderr (compiler errors, tracebacks), trimmed."""
     static_rule: str | None = None
