@@ -1,0 +1,91 @@
+"""The contract between the built-in search agents and the code generators ("moves").
+
+A `MoveFamily` knows one way to write a candidate (a Triton GEMM template, a cuBLASLt epilogue, a
+CUDA-graph wrapper, ...). Given the `TaskAnalysis` of a task it says whether it applies (and if not,
+why: the reason is recorded, the move is not attempted blindly), which parameters it has, and how
+to render a full candidate source for one parameter point. Generated sources never import
+kernelarc: the exported winner must run anywhere with torch (and triton).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kernelarc.task.model import Task
+
+
+@dataclass(frozen=True)
+class OpNode:
+    """One op of the reference's captured graph, in execution order."""
+
+    target: str
+    """Normalized op name, e.g. `aten.mm`, `aten.addmm`, `aten.gelu`, `aten._softmax`, `aten.add.Tensor`."""
+    args: tuple[Any, ...]
+    """Arguments: names of earlier nodes/inputs (str) or literals."""
+    kwargs: dict[str, Any]
+    shape: tuple[int, ...] | None
+    """Output shape on the task's (first) workload, when known."""
+    dtype: str | None
+    name: str
+    """This node's name, referenced by later nodes' args."""
+
+
+@dataclass(frozen=True)
+class TaskAnalysis:
+    """What the built-in agents know about a task before proposing anything."""
+
+    task: Task
+    kernel_type: str
+    """From kernelarc.task.classify."""
+    nodes: tuple[OpNode, ...]
+    """The reference's forward as a flat aten-level graph (empty if capture failed)."""
+    input_names: tuple[str, ...]
+    """Graph placeholders for the forward's positional inputs, in order."""
+    param_names: tuple[str, ...]
+    """KernelBench: the module's parameters/buffers as `self.<path>` accessors, in creation order."""
+    output_names: tuple[str, ...]
+    """Graph nodes returned, in order."""
+    init_source: str | None
+    """KernelBench: the reference `Model.__init__` body transplanted into `ModelNew` (same layers, same
+    creation order, so weights match under the guard's seed); None for SOL-ExecBench tasks."""
+    forward_signature: str
+    """The forward's (KernelBench) or run's (SOL) parameter list as source, e.g. `self, x, y`."""
+    capture_error: str | None = None
+    """Why graph capture failed, when it did."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Pattern facts found by the analysis, e.g. {"gemm": {"M":..,"N":..,"K":..,"epilogue":[...]}}."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """One concrete candidate: which family, which parameter point, the source, a short claim."""
+
+    family: str
+    params: dict[str, Any]
+    source: str
+    claim: str
+    """At most 160 characters: what this candidate changes and why it should be faster."""
+
+
+class MoveFamily(Protocol):
+    """A generator of candidates for one strategy."""
+
+    name: str
+    """Unique id, e.g. `triton_gemm_epilogue`."""
+    strategy: str
+    """The catalogue strategy it serves: library, memory, tensor_cores, fusion, precision, reduction, scheduling, arch."""
+    language: str
+    """pytorch, triton or cuda_cpp: a change of family language counts as a draft."""
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        """None if this family can produce candidates for the task; else one line saying why not."""
+        ...
+
+    def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
+        """Parameter points to search, most promising first (the default point first)."""
+        ...
+
+    def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
+        """A full candidate source for one parameter point."""
+        ...
