@@ -8,7 +8,7 @@ from pathlib import Path
 import kernelarc.memory as memory
 
 PACKAGE = Path(memory.__file__).parent
-ALLOWED = ("kernelarc.memory", "kernelarc.errors", "kernelarc.guard.types", "kernelarc.task.model")
+ALLOWED = ("kernelarc.memory", "kernelarc.errors", "kernelarc.paths", "kernelarc.guard.types", "kernelarc.task.model")
 
 
 def test_every_exported_name_resolves():

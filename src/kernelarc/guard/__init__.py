@@ -1,15 +1,26 @@
 """The guard: everything that judges a candidate (static gate, isolated worker, correctness, timing, decision).
 
-Importing this package does not import torch; the worker and the in-worker modules do.
+Names are re-exported lazily, so importing `kernelarc.guard.types` (as the memory does) does not pull
+in the runner, the gate or the task loaders; nothing here imports torch.
 """
 
-from kernelarc.guard.candidate import Candidate, CandidateKind, candidate_from_source, load_candidate
-from kernelarc.guard.evaluate import GuardInternalError, evaluate, resolve_device
-from kernelarc.guard.settings import GuardSettings
-from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
+from __future__ import annotations
 
-__all__ = [
-    "Candidate", "CandidateKind", "candidate_from_source", "load_candidate",
-    "GuardInternalError", "evaluate", "resolve_device", "GuardSettings",
-    "Evaluation", "Status", "TimingMethod", "Verdict", "WorkloadResult",
-]
+import importlib
+
+_EXPORTS = {
+    "Candidate": "candidate", "CandidateKind": "candidate", "candidate_from_source": "candidate",
+    "load_candidate": "candidate", "solution_candidate": "candidate",
+    "GuardInternalError": "evaluate", "evaluate": "evaluate", "resolve_device": "evaluate",
+    "GateFinding": "gate", "check_candidate": "gate", "check_source": "gate",
+    "GuardSettings": "settings",
+    "Evaluation": "types", "Status": "types", "TimingMethod": "types", "Verdict": "types", "WorkloadResult": "types",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"kernelarc.guard.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'kernelarc.guard' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from kernelarc.memory.findings import (
     DEFAULT_RETENTION, UNBOUNDED, Finding, FindingKind, Recall, RetentionPolicy, finding_from_verdict, recall,
 )
 from kernelarc.memory.longterm import LongTermMemory, longterm_path
-from kernelarc.memory.paths import HOME_ENV, user_cache_dir, user_data_dir
+from kernelarc.paths import HOME_ENV, user_cache_dir, user_data_dir
 from kernelarc.memory.records import (
     AgentRecord, AgentState, CampaignMeta, CampaignStatus, CandidateRecord, Counts, EvaluationRecord, EventRecord,
     LlmCallRecord, VerdictOutcome,

@@ -16,7 +16,7 @@ from kernelarc.memory.db import Database
 from kernelarc.memory.errors import UnknownFindingError
 from kernelarc.memory.findings import UNBOUNDED, Finding, FindingKind, Recall, RetentionPolicy, recall
 from kernelarc.memory.migrations import FINDINGS_TABLE_V1, Migrations
-from kernelarc.memory.paths import user_data_dir
+from kernelarc.paths import user_data_dir
 from kernelarc.memory.store import Store
 
 LONGTERM_FILE = "memory.sqlite"

@@ -129,7 +129,10 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     incumbent_id INTEGER REFERENCES candidates (id), -- NULL: the reference
     plateau INTEGER NOT NULL CHECK (plateau >= 0),
     drafts INTEGER NOT NULL CHECK (drafts >= 0),
+    must_draft INTEGER NOT NULL CHECK (must_draft IN (0, 1)),
     retired INTEGER NOT NULL CHECK (retired IN (0, 1)),
+    steps INTEGER NOT NULL CHECK (steps >= 0), -- proposals made: the agent's next step number on resume
+    incumbent_speedup REAL NOT NULL CHECK (incumbent_speedup > 0), -- the incumbent's speedup over the reference
     created TEXT NOT NULL
 )""")
     conn.execute("""CREATE TABLE candidates (

@@ -76,9 +76,15 @@ class AgentState(Record):
     plateau: int = Field(default=0, ge=0)
     """Benchmarked non-improvements (REVERT, ACCEPT) since the last KEEP."""
     drafts: int = Field(default=0, ge=0)
-    """Fresh drafts started after a plateau."""
+    """Plateaus hit so far (1: told to draft, 2: restarted from another agent's best, 3: retired)."""
+    must_draft: bool = False
+    """The agent's next proposal must change algorithm, language or layout."""
     retired: bool = False
     """True once the agent proposes no more."""
+    steps: int = Field(default=0, ge=0)
+    """Proposals the agent has made; its next step number (a resumed agent continues from here)."""
+    incumbent_speedup: float = Field(default=1.0, gt=0)
+    """The incumbent's speedup over the reference (KEEP speedups multiplied along the lineage)."""
 
 
 class AgentRecord(Record):

@@ -39,7 +39,8 @@ def _evaluation(row: sqlite3.Row) -> EvaluationRecord:
 
 def _agent(row: sqlite3.Row) -> AgentRecord:
     state = AgentState(incumbent_id=row["incumbent_id"], plateau=row["plateau"], drafts=row["drafts"],
-                       retired=bool(row["retired"]))
+                       must_draft=bool(row["must_draft"]), retired=bool(row["retired"]), steps=row["steps"],
+                       incumbent_speedup=row["incumbent_speedup"])
     return AgentRecord(id=row["id"], strategy=row["strategy"], backend=row["backend"], state=state,
                        created=row["created"])
 
@@ -92,8 +93,8 @@ class Store(Database):
         new = AgentRecord(id=agent_id, strategy=strategy, backend=backend)
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO agents (id, strategy, backend, incumbent_id, plateau, drafts, retired, created)"
-                " VALUES (?, ?, ?, NULL, 0, 0, 0, ?) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO agents (id, strategy, backend, incumbent_id, plateau, drafts, must_draft, retired, steps,"
+                " incumbent_speedup, created) VALUES (?, ?, ?, NULL, 0, 0, 0, 0, 0, 1.0, ?) ON CONFLICT (id) DO NOTHING",
                 (new.id, new.strategy, new.backend, stamp(new.created)))
             stored = _agent(conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id,)).fetchone())
         if (stored.strategy, stored.backend) != (strategy, backend):
@@ -108,8 +109,11 @@ class Store(Database):
 
     @staticmethod
     def _update_agent(conn: sqlite3.Connection, agent_id: str, state: AgentState) -> None:
-        cur = conn.execute("UPDATE agents SET incumbent_id = ?, plateau = ?, drafts = ?, retired = ? WHERE id = ?",
-                           (state.incumbent_id, state.plateau, state.drafts, int(state.retired), agent_id))
+        cur = conn.execute(
+            "UPDATE agents SET incumbent_id = ?, plateau = ?, drafts = ?, must_draft = ?, retired = ?, steps = ?,"
+            " incumbent_speedup = ? WHERE id = ?",
+            (state.incumbent_id, state.plateau, state.drafts, int(state.must_draft), int(state.retired), state.steps,
+             state.incumbent_speedup, agent_id))
         if cur.rowcount == 0:
             raise LookupError(f"no agent {agent_id!r} in the store")
 

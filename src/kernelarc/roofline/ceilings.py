@@ -8,10 +8,11 @@ as JSON under the user's cache dir keyed by device name, torch version and drive
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+
+from kernelarc.paths import user_cache_dir
 
 
 class DeviceCeilings(BaseModel):
@@ -31,19 +32,9 @@ class DeviceCeilings(BaseModel):
     method: str = "cuda events, median of 20 after 5 warm-ups"
 
 
-def cache_dir() -> Path:
-    """Where measured ceilings live: $KERNELARC_HOME/cache, else the platform's user cache dir."""
-    home = os.environ.get("KERNELARC_HOME")
-    if home:
-        return Path(home) / "cache"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("kernelarc"))
-
-
 def _cache_path(key: str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
-    return cache_dir() / f"ceilings-{safe}.json"
+    return user_cache_dir() / f"ceilings-{safe}.json"
 
 
 def measure(device_index: int = 0, matmul_n: int = 8192, copy_bytes: int = 1 << 31) -> DeviceCeilings:
@@ -100,4 +91,4 @@ def ceilings_for(device_index: int = 0) -> DeviceCeilings:
     return found
 
 
-__all__ = ["DeviceCeilings", "measure", "ceilings_for", "cache_dir"]
+__all__ = ["DeviceCeilings", "measure", "ceilings_for"]
