@@ -183,6 +183,16 @@ def m001_initial(conn: sqlite3.Connection) -> None:
 )""")
 
 
+@CAMPAIGN.register
+def m002_llm_call_details(conn: sqlite3.Connection) -> None:
+    """What kind of call each LLM call was and how long it took: the keys replay serves responses by."""
+    conn.execute("""CREATE TABLE llm_call_details (
+    call_id INTEGER PRIMARY KEY REFERENCES llm_calls (id),
+    kind TEXT NOT NULL CHECK (kind IN ('propose', 'reflect')),
+    latency_s REAL CHECK (latency_s >= 0) -- wall seconds of the call, SDK retries included
+)""")
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Bring a campaign store's schema up to date; return the migrations applied."""
     return CAMPAIGN.apply(conn)
