@@ -6,9 +6,12 @@ Registers the `scripted` backend on import. Must not import campaign or the stor
 from __future__ import annotations
 
 from collections import deque
+import json
+from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from kernelarc.agents.protocol import AgentContext, AgentFactory, Proposal, clip_reflection, register_backend
+from kernelarc.errors import UserError
 from kernelarc.guard.types import Evaluation
 from kernelarc.strategies.model import Strategy
 from kernelarc.task.model import Task
@@ -53,6 +56,45 @@ def scripted_factory(steps: Sequence[Step] = ()) -> AgentFactory:
     return make
 
 
-register_backend("scripted", scripted_factory)
+class FileScriptAgent:
+    """Plays a JSON script indexed by the context's step, so a resumed campaign continues it exactly."""
 
-__all__ = ["ScriptedAgent", "Step", "scripted_factory"]
+    def __init__(self, steps: Sequence[dict], name: str) -> None:
+        self.name = name
+        self._steps = list(steps)
+
+    async def propose(self, ctx: AgentContext) -> Proposal | None:
+        """Step `ctx.step` of the script, or None past its end."""
+        return Proposal(**self._steps[ctx.step]) if ctx.step < len(self._steps) else None
+
+    reflect = ScriptedAgent.reflect
+
+
+def _scripted_maker(steps: Sequence[Step] = (), script: str | None = None) -> AgentFactory:
+    """The `scripted` backend: every agent plays `steps`; or, with `script`, a JSON file
+    {"agents": {agent_id: [proposal, ...]}, "default": [proposal, ...]} where a proposal is
+    {"source" or "source_file" (relative to the script), "claim", ...}."""
+    if script is None:
+        return scripted_factory(steps)
+    path = Path(script)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read the scripted backend's script {path}: {e}") from None
+
+    def resolve(step: dict) -> dict:
+        step = dict(step)
+        if "source_file" in step:
+            step["source"] = (path.parent / step.pop("source_file")).read_text()
+        return step
+
+    def make(agent_id: str, strategy: Strategy, task: Task, seed: int) -> FileScriptAgent:
+        return FileScriptAgent([resolve(s) for s in data.get("agents", {}).get(agent_id, data.get("default", []))],
+                               name=agent_id)
+
+    return make
+
+
+register_backend("scripted", _scripted_maker)
+
+__all__ = ["FileScriptAgent", "ScriptedAgent", "Step", "scripted_factory"]

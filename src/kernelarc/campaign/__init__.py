@@ -1,1 +1,7 @@
-"""kernelarc.campaign"""
+"""The campaign: agents in parallel, one guard, a store; plateaus, budget, stop, resume."""
+
+from kernelarc.campaign.loop import AgentSlot, Campaign, Progress
+from kernelarc.campaign.options import CampaignOptions, StopReason
+from kernelarc.campaign.run import CampaignResult, resume, start
+
+__all__ = ["AgentSlot", "Campaign", "CampaignOptions", "CampaignResult", "Progress", "StopReason", "resume", "start"]

@@ -11,7 +11,7 @@ import importlib
 _EXPORTS = {
     "Candidate": "candidate", "CandidateKind": "candidate", "candidate_from_source": "candidate",
     "load_candidate": "candidate", "solution_candidate": "candidate",
-    "GuardInternalError": "evaluate", "evaluate": "evaluate", "resolve_device": "evaluate",
+    "GuardInternalError": "judge", "evaluate": "judge", "resolve_device": "judge",
     "GateFinding": "gate", "check_candidate": "gate", "check_source": "gate",
     "GuardSettings": "settings",
     "Evaluation": "types", "Status": "types", "TimingMethod": "types", "Verdict": "types", "WorkloadResult": "types",

@@ -133,8 +133,12 @@ class Store(Database):
     # -- candidates -----------------------------------------------------------------------------
 
     def add_candidate(self, *, hash: str, source: str, agent_id: str | None, strategy: str, claim: str,
-                      language: str, kind: str, parent_id: int | None = None) -> tuple[int, bool]:
+                      language: str, kind: str, parent_id: int | None = None,
+                      agent_state: AgentState | None = None) -> tuple[int, bool]:
         """Record a proposed candidate unless one with the same hash exists.
+
+        `agent_state`, if given, is written to `agent_id` in the same transaction (the campaign
+        counts the agent's step there, so a kill between the two cannot lose or repeat a step).
 
         Returns:
             (id, is_new): the candidate's id, and False when the hash was already stored (the existing
@@ -151,6 +155,8 @@ class Store(Database):
                 "INSERT INTO candidates (hash, source, parent_id, agent_id, strategy, claim, language, kind, created)"
                 " VALUES (:hash, :source, :parent_id, :agent_id, :strategy, :claim, :language, :kind, :created)"
                 " ON CONFLICT (hash) DO NOTHING", row)
+            if agent_state is not None and agent_id is not None:
+                self._update_agent(conn, agent_id, agent_state)
             if cur.rowcount:
                 return cur.lastrowid, True
             return conn.execute("SELECT id FROM candidates WHERE hash = ?", (hash,)).fetchone()[0], False

@@ -1,0 +1,353 @@
+"""The campaign loop: N strategy agents propose in parallel; one guard judges; the store remembers.
+
+One round, read top to bottom in `Campaign.run`:
+  1. every active agent proposes at once (LLM calls overlap; built-in search runs in threads);
+  2. proposals are registered in agent order: duplicates are not evaluated again, a required draft
+     that only re-tunes the incumbent is refused, and the budget cuts the round;
+  3. the registered candidates are evaluated concurrently, serialized per device by its lock;
+  4. agents reflect on their verdicts at once;
+  5. verdicts are recorded in agent order (evaluation, agent state and finding in one transaction),
+     the plateau rule applied, and the leader updated.
+Because registration and recording happen in agent order and input seeds derive from the campaign
+seed and the candidate, the same seed and the same proposals give the same decisions. The store is
+the only state that outlives a round, so a campaign killed at any point resumes from it: candidates
+registered but never judged are evaluated first, and nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from kernelarc.agents.protocol import Agent, AgentContext, LeaderboardEntry, Proposal, VerdictNote, clip_reflection
+from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
+from kernelarc.campaign.drafting import DRAFT_INSTRUCTION, is_parameter_change
+from kernelarc.campaign.executor import Executor, evaluation_seed
+from kernelarc.campaign.options import CampaignOptions, StopReason
+from kernelarc.campaign.plateau import PlateauAction, after_verdict
+from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
+from kernelarc.guard.candidate import CandidateKind
+from kernelarc.memory import LongTermMemory, Store
+from kernelarc.memory.records import AgentState, CandidateRecord
+from kernelarc.strategies.model import Strategy
+from kernelarc.task.model import Task
+
+BASELINE_STRATEGY = "baseline"
+MAX_IDLE_STEPS = 5
+"""Consecutive steps with nothing to evaluate (errors, duplicates, refused drafts) before an agent is retired."""
+
+
+@dataclass
+class AgentSlot:
+    """A live agent: its protocol object plus what the campaign tracks between its steps in memory."""
+
+    id: str
+    index: int
+    strategy: Strategy
+    agent: Agent
+    idle: int = 0
+    """Consecutive steps that produced nothing to evaluate."""
+    notes: list[VerdictNote] = field(default_factory=list)
+
+
+@dataclass
+class Submission:
+    """A registered candidate waiting for (or back from) the guard."""
+
+    slot: AgentSlot
+    candidate_id: int
+    candidate: Candidate
+    proposal: Proposal
+    context: AgentContext
+    incumbent_id: int | None
+    evaluation: Evaluation | None = None
+    reflection: str = ""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a progress display shows after each round."""
+
+    round: int
+    budget_left: int
+    leader: LeaderboardEntry | None
+    agents: list[dict]
+
+
+class Campaign:
+    """One task, N agents, one store, one executor."""
+
+    def __init__(self, task: Task, options: CampaignOptions, store: Store, executor: Executor,
+                 slots: list[AgentSlot], longterm: LongTermMemory | None, on_progress=None):
+        self.task = task
+        self.options = options
+        self.store = store
+        self.executor = executor
+        self.slots = slots
+        self.longterm = longterm
+        self.on_progress = on_progress or (lambda progress: None)
+        self.baselines: dict[str, int] = {}
+        """Baseline name -> candidate id (their evaluations are against the reference)."""
+        self.round = 0
+
+    # -- the loop ------------------------------------------------------------------------------
+    async def run(self) -> StopReason:
+        started = time.monotonic()
+        await self._evaluate_baselines()
+        await self._finish_pending()
+        while (reason := self._stop_reason(started)) is None:
+            self.round += 1
+            proposals = await asyncio.gather(*(self._propose(s) for s in self._active()))
+            submissions = self._register([p for p in proposals if p is not None])
+            await asyncio.gather(*(self._evaluate(sub) for sub in submissions))
+            await asyncio.gather(*(self._reflect(sub) for sub in submissions))
+            for sub in submissions:
+                self._record(sub)
+            self.on_progress(self.progress())
+        self.store.log_event("stop", payload={"reason": reason.value, "round": self.round})
+        return reason
+
+    # -- 1. propose ----------------------------------------------------------------------------
+    async def _propose(self, slot: AgentSlot) -> tuple[AgentSlot, AgentContext, Proposal] | None:
+        ctx = self.context(slot)
+        try:
+            proposal = await slot.agent.propose(ctx)
+        except Exception as e:  # noqa: BLE001 - a backend's failure costs the step, never the campaign
+            self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": f"{type(e).__name__}: {e}"[:2000]})
+            self._idle(slot, ctx, f"agent error: {type(e).__name__}")
+            return None
+        if proposal is None:
+            self._retire(slot, "nothing more to try")
+            return None
+        return slot, ctx, proposal
+
+    def context(self, slot: AgentSlot) -> AgentContext:
+        """What the agent sees this step: built fresh from the store."""
+        state = self.store.agent(slot.id).state
+        incumbent = self.store.candidate(state.incumbent_id) if state.incumbent_id is not None else None
+        inc_eval = self.store.evaluation(state.incumbent_id) if state.incumbent_id is not None else None
+        return AgentContext(
+            task=self.task, agent_id=slot.id, strategy=slot.strategy,
+            incumbent_id=state.incumbent_id, incumbent_source=incumbent.source if incumbent else None,
+            incumbent_speedup=state.incumbent_speedup,
+            incumbent_latency_ms=inc_eval.evaluation.latency_ms if inc_eval else None,
+            last_verdicts=tuple(slot.notes[-self.options.history:]) if self.options.history else (),
+            findings=self._recall(slot.strategy.name),
+            leaderboard=tuple(e for e in self.leaderboard() if e.agent_id != slot.id),
+            must_draft=state.must_draft, draft_instruction=DRAFT_INSTRUCTION if state.must_draft else "",
+            step=state.steps, rng_seed=self.options.seed * 1000 + slot.index,
+        )
+
+    def _recall(self, strategy: str):
+        if self.options.recall_limit == 0:
+            return ()
+        kt, limit = self.task.kernel_type, self.options.recall_limit
+        found = (self.longterm.recall(kt, strategy, limit, campaign=self.store) if self.longterm is not None
+                 else self.store.recall(kt, strategy, limit))
+        return found.all
+
+    # -- 2. register ---------------------------------------------------------------------------
+    def _register(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal]]) -> list[Submission]:
+        submissions = []
+        left = self.budget_left()
+        for slot, ctx, proposal in proposals:  # agent order: gather keeps it
+            state = self.store.agent(slot.id).state
+            if state.must_draft and is_parameter_change(proposal.source, ctx.incumbent_source):
+                self.store.log_event("draft_refused", slot.id, {"step": ctx.step, "claim": proposal.claim})
+                self._idle(slot, ctx, "draft refused: only a parameter change of the incumbent")
+                continue
+            if left <= 0:
+                break
+            candidate = candidate_from_source(proposal.source, self.task, name=f"{slot.id}-s{ctx.step}")
+            stepped = state.model_copy(update={"steps": state.steps + 1})
+            cid, is_new = self.store.add_candidate(
+                hash=candidate.hash, source=candidate.source, agent_id=slot.id, strategy=slot.strategy.name,
+                claim=proposal.claim, language=proposal.language, kind=candidate.kind.value,
+                parent_id=proposal.parent_id if proposal.parent_id is not None else state.incumbent_id,
+                agent_state=stepped)
+            if not is_new:
+                self.store.log_event("duplicate", slot.id, {"step": ctx.step, "candidate_id": cid})
+                slot.idle += 1
+                if slot.idle >= MAX_IDLE_STEPS:
+                    self._retire(slot, f"{MAX_IDLE_STEPS} steps in a row with nothing new to evaluate")
+                continue
+            slot.idle = 0
+            left -= 1
+            submissions.append(Submission(slot, cid, candidate, proposal, ctx, state.incumbent_id))
+        return submissions
+
+    def _idle(self, slot: AgentSlot, ctx: AgentContext, why: str) -> None:
+        """A step that produced nothing to evaluate still counts as the agent's step."""
+        state = self.store.agent(slot.id).state
+        self.store.update_agent(slot.id, state.model_copy(update={"steps": state.steps + 1}))
+        slot.idle += 1
+        if slot.idle >= MAX_IDLE_STEPS:
+            self._retire(slot, f"{MAX_IDLE_STEPS} steps in a row with nothing to evaluate ({why})")
+
+    def _retire(self, slot: AgentSlot, why: str) -> None:
+        state = self.store.agent(slot.id).state
+        self.store.update_agent(slot.id, state.model_copy(update={"retired": True}))
+        self.store.log_event("retired", slot.id, {"why": why})
+
+    # -- 3. evaluate ---------------------------------------------------------------------------
+    async def _evaluate(self, sub: Submission) -> None:
+        incumbent = self._candidate_by_id(sub.incumbent_id) if sub.incumbent_id is not None else None
+        sub.evaluation = await self.executor.evaluate(
+            sub.candidate, incumbent, slot=sub.slot.index,
+            seed=evaluation_seed(self.options.seed, sub.candidate, incumbent))
+
+    def _candidate_by_id(self, candidate_id: int) -> Candidate:
+        record = self.store.candidate(candidate_id)
+        if record.kind == CandidateKind.SOLUTION.value:
+            from kernelarc.guard.candidate import solution_candidate
+
+            return solution_candidate(record.source)
+        return candidate_from_source(record.source, self.task, name=f"c{candidate_id}")
+
+    # -- 4. reflect ----------------------------------------------------------------------------
+    async def _reflect(self, sub: Submission) -> None:
+        try:
+            text = await sub.slot.agent.reflect(sub.context, sub.proposal, sub.evaluation)
+            sub.reflection = clip_reflection(text or "")
+        except Exception as e:  # noqa: BLE001 - the finding falls back to the guard's reason
+            self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": f"{type(e).__name__}: {e}"[:2000]})
+
+    # -- 5. record -----------------------------------------------------------------------------
+    def _record(self, sub: Submission) -> None:
+        ev = sub.evaluation
+        state = self.store.agent(sub.slot.id).state
+        new, action = after_verdict(state, ev.verdict, self.options.plateau)
+        if state.must_draft:  # the draft reached the guard: the obligation is met (unless a new plateau set it)
+            new = new.model_copy(update={"must_draft": action is PlateauAction.DRAFT})
+        if ev.verdict is Verdict.KEEP:
+            new = new.model_copy(update={"incumbent_id": sub.candidate_id,
+                                         "incumbent_speedup": state.incumbent_speedup * ev.speedup})
+        if action is PlateauAction.RESTART:
+            new = self._restart_from_other(sub.slot, new)
+        self.store.record_verdict(sub.candidate_id, ev, against_incumbent_id=sub.incumbent_id, agent_state=new,
+                                  reflection=sub.reflection)
+        sub.slot.notes.append(VerdictNote.from_evaluation(sub.candidate_id, sub.proposal.claim, ev))
+        if action is not PlateauAction.NONE:
+            self.store.log_event(f"plateau_{action.value}", sub.slot.id,
+                                 {"candidate_id": sub.candidate_id, "incumbent_id": new.incumbent_id})
+
+    def _restart_from_other(self, slot: AgentSlot, state: AgentState) -> AgentState:
+        """Second plateau: continue from the best kernel another agent (or a baseline) holds."""
+        others = [e for e in self.leaderboard() if e.agent_id != slot.id]
+        if not others:
+            return state.model_copy(update={"incumbent_id": None, "incumbent_speedup": 1.0})
+        best = others[0]
+        return state.model_copy(update={"incumbent_id": best.candidate_id, "incumbent_speedup": best.speedup})
+
+    # -- baselines and resume ------------------------------------------------------------------
+    async def _evaluate_baselines(self) -> None:
+        """Eager and torch.compile, judged against the reference like any candidate (once per campaign)."""
+        for name, cand in baseline_candidates(self.task, self.options.compile_baseline).items():
+            cid, _ = self.store.add_candidate(hash=cand.hash, source=cand.source, agent_id=None,
+                                              strategy=BASELINE_STRATEGY, claim=f"baseline: {name}",
+                                              language="pytorch", kind=cand.kind.value)
+            self.baselines[name] = cid
+            if self.store.evaluation(cid) is None:
+                ev = await self.executor.evaluate(cand, None, slot=0, seed=evaluation_seed(self.options.seed, cand, None),
+                                                  trusted=True)
+                self.store.record_verdict(cid, ev, against_incumbent_id=None)
+
+    async def _finish_pending(self) -> None:
+        """Resume: judge candidates that were registered but never judged (the run was killed)."""
+        by_id = {s.id: s for s in self.slots}
+        pending: list[Submission] = []
+        for record in self.store.pending_candidates():
+            slot = by_id.get(record.agent_id)
+            if slot is None:
+                continue
+            ctx = self.context(slot)
+            proposal = Proposal(source=record.source, language=record.language, claim=record.claim,
+                                parent_id=record.parent_id)
+            pending.append(Submission(slot, record.id, self._candidate_by_id(record.id), proposal, ctx,
+                                      self.store.agent(slot.id).state.incumbent_id))
+        if pending:
+            self.store.log_event("resume", payload={"pending": [p.candidate_id for p in pending]})
+        await asyncio.gather(*(self._evaluate(sub) for sub in pending))
+        await asyncio.gather(*(self._reflect(sub) for sub in pending))
+        for sub in pending:
+            self._record(sub)
+
+    # -- state queries -------------------------------------------------------------------------
+    def _active(self) -> list[AgentSlot]:
+        return [s for s in self.slots if not self.store.agent(s.id).state.retired]
+
+    def agent_candidates_used(self) -> int:
+        """Candidates of agents that reached the guard (judged or in flight): what the budget counts."""
+        return sum(1 for c in self.store.candidates() if c.agent_id is not None)
+
+    def budget_left(self) -> int:
+        return max(0, self.options.budget - self.agent_candidates_used())
+
+    def leaderboard(self) -> list[LeaderboardEntry]:
+        """Each agent's incumbent and each correct baseline, by speedup over the reference, fastest first."""
+        entries = []
+        for record in self.store.agents():
+            if record.state.incumbent_id is None:
+                continue
+            entries.append(self._entry(record.id, record.strategy, record.state.incumbent_id,
+                                       record.state.incumbent_speedup))
+        for name, cid in self.baselines.items():
+            ev = self.store.evaluation(cid)
+            if ev is not None and ev.evaluation.speedup is not None:
+                entries.append(self._entry(f"baseline:{name}", BASELINE_STRATEGY, cid, ev.evaluation.speedup))
+        return sorted(entries, key=lambda e: (-e.speedup, e.candidate_id))
+
+    def _entry(self, agent_id: str, strategy: str, cid: int, speedup: float) -> LeaderboardEntry:
+        record: CandidateRecord = self.store.candidate(cid)
+        ev = self.store.evaluation(cid)
+        latency = ev.evaluation.latency_ms if ev and ev.evaluation.latency_ms else float("nan")
+        return LeaderboardEntry(agent_id=agent_id, strategy=strategy, candidate_id=cid, speedup=speedup,
+                                latency_ms=latency if latency == latency and latency > 0 else 1e-9,
+                                source=record.source)
+
+    def leader(self) -> LeaderboardEntry | None:
+        board = self.leaderboard()
+        return board[0] if board else None
+
+    def _stop_reason(self, started: float) -> StopReason | None:
+        if self.budget_left() <= 0:
+            return StopReason.BUDGET
+        if self.options.time_limit_s is not None and time.monotonic() - started >= self.options.time_limit_s:
+            return StopReason.TIME_LIMIT
+        if not self._active():
+            return StopReason.ALL_RETIRED
+        if self.options.target_sol is not None:
+            score = self.leader_sol_score()
+            if score is not None and score >= self.options.target_sol:
+                return StopReason.TARGET_SOL
+        return None
+
+    def leader_sol_score(self) -> float | None:
+        """The leader's SOL score estimated from its speedup and the baselines' measurements (CUDA only)."""
+        from kernelarc.roofline import sol_score
+
+        leader, eager = self.leader(), self.store.evaluation(self.baselines.get(EAGER, -1))
+        if leader is None or eager is None or eager.evaluation.sol_ms is None:
+            return None
+        reference_ms = eager.evaluation.incumbent_ms
+        baseline_ms = reference_ms
+        compiled = self.store.evaluation(self.baselines.get(COMPILE, -1))
+        if compiled is not None and compiled.evaluation.latency_ms is not None:
+            baseline_ms = min(baseline_ms, compiled.evaluation.latency_ms)
+        return sol_score(reference_ms / leader.speedup, baseline_ms, eager.evaluation.sol_ms)
+
+    def progress(self) -> Progress:
+        counts = self.store.counts()
+        rows = []
+        for slot in self.slots:
+            record = self.store.agent(slot.id)
+            verdicts = counts.verdicts.get(slot.id, {})
+            rows.append({"agent": slot.id, "strategy": slot.strategy.name, "steps": record.state.steps,
+                         "verdicts": {v.value: n for v, n in verdicts.items()},
+                         "speedup": record.state.incumbent_speedup, "plateaus": record.state.drafts,
+                         "must_draft": record.state.must_draft, "retired": record.state.retired})
+        return Progress(round=self.round, budget_left=self.budget_left(), leader=self.leader(), agents=rows)
+
+
+__all__ = ["AgentSlot", "Campaign", "Progress", "Submission", "BASELINE_STRATEGY"]

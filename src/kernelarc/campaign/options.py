@@ -1,0 +1,74 @@
+"""The options of one campaign, validated once; stored in the campaign database so `--resume` reuses them."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelarc.memory.findings import RetentionPolicy
+
+
+class StopReason(str, Enum):
+    """Why a campaign stopped."""
+
+    BUDGET = "budget"
+    """`--budget` candidates reached the guard."""
+    TIME_LIMIT = "time_limit"
+    """`--time-limit` seconds passed."""
+    TARGET_SOL = "target_sol_score"
+    """The leader reached `--target-sol` (CUDA only: SOL is unknown on the CPU)."""
+    ALL_RETIRED = "all_agents_retired"
+    """Every agent was retired (plateaus, nothing more to try, or repeated failures)."""
+    MAX_COST = "max_cost"
+    """LLM backends: `--max-cost` dollars were spent."""
+
+
+class CampaignOptions(BaseModel):
+    """Everything `kernelarc optimize` was asked to do."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agents: int = Field(default=4, ge=1, le=64)
+    """Number of concurrent agents."""
+    strategies: tuple[str, ...] = ()
+    """Strategy per agent (cycled); empty = the default spread for the task's kernel type."""
+    backend: str = "builtin"
+    """Agent backend: builtin, openai, anthropic, cli (scripted in tests)."""
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    """Passed to the backend's factory maker (model, config path, ...)."""
+    budget: int = Field(default=100, ge=1)
+    """Candidates that may reach the guard (crashes and gate rejections count; duplicates and refused drafts do not)."""
+    time_limit_s: float | None = Field(default=None, gt=0)
+    """Wall-clock limit for this invocation (a resumed run gets its own)."""
+    plateau: int = Field(default=4, ge=1)
+    """Consecutive benchmarked non-improvements before the agent must draft."""
+    memory: str = "16"
+    """Retention per kernel type: `unbounded`, `N` or `WINS/TRAPS`."""
+    longterm: bool = True
+    """Recall from and add to the user-level long-term memory."""
+    device: str = "auto"
+    """auto, cpu, cuda or cuda:N (auto on a multi-GPU machine uses every GPU, one lock each)."""
+    seed: int = 0
+    """Campaign seed: agents' seeds and every evaluation's input seeds derive from it."""
+    target_sol: float | None = Field(default=None, gt=0, le=1)
+    """Stop when the leader's SOL score reaches this."""
+    max_cost: float | None = Field(default=None, gt=0)
+    """Stop when LLM spending reaches this many dollars."""
+    compile_baseline: bool = True
+    """Measure torch.compile as a baseline candidate (slow to compile on the CPU)."""
+    recall_limit: int = Field(default=8, ge=0)
+    """Findings of each kind shown to an agent per step."""
+    history: int = Field(default=6, ge=0)
+    """Recent verdicts shown to an agent per step."""
+    rounds: int | None = Field(default=None, ge=1)
+    """Correctness rounds per workload (None: the task's default)."""
+
+    @field_validator("memory")
+    @classmethod
+    def _validate_memory(cls, v: str) -> str:
+        return RetentionPolicy.parse(v).spec
+
+
+__all__ = ["CampaignOptions", "StopReason"]

@@ -1,0 +1,132 @@
+"""Start or resume a campaign in a run directory, and write what the user gets at the end.
+
+RUN_DIR/campaign.sqlite   every candidate, verdict, finding and event (the resume point)
+RUN_DIR/best/             the winner in the task's format, plus a standalone copy
+RUN_DIR/summary.json      baselines, best, speedups, SOL score, counts, per-agent results, stop reason
+RUN_DIR/progress.png      best speedup against candidates, per agent
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelarc.agents.protocol import AgentFactory, get_backend
+from kernelarc.campaign.executor import LocalExecutor
+from kernelarc.campaign.loop import AgentSlot, Campaign
+from kernelarc.campaign.options import CampaignOptions, StopReason
+from kernelarc.errors import UserError
+from kernelarc.guard import GuardSettings, resolve_device
+from kernelarc.memory import LongTermMemory, Store
+from kernelarc.memory.findings import RetentionPolicy
+from kernelarc.memory.records import CampaignMeta, CampaignStatus
+from kernelarc.strategies import default_spread, parse_strategies
+from kernelarc.task.loader import load_task
+from kernelarc.task.model import Task
+
+DB_NAME = "campaign.sqlite"
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    run_dir: Path
+    stop_reason: StopReason
+    summary: dict
+
+
+def campaign_devices(device: str) -> list[str]:
+    """The devices a campaign spreads over: every visible GPU for `auto`/`cuda`, else the one named."""
+    resolved = resolve_device(device)
+    if resolved == "cpu" or device.startswith("cuda:"):
+        return [resolved]
+    import torch
+
+    return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+
+
+def agent_factory(options: CampaignOptions) -> AgentFactory:
+    """The backend's agent factory, built once per campaign with its options.
+
+    Raises:
+        UserError: unknown backend, or an option it does not take.
+    """
+    maker = get_backend(options.backend)
+    try:
+        return maker(**options.backend_options)
+    except TypeError as e:
+        raise UserError(f"backend {options.backend!r} rejected its options {sorted(options.backend_options)}: {e}") from None
+
+
+def _slots(task: Task, options: CampaignOptions, store: Store, factory: AgentFactory) -> list[AgentSlot]:
+    strategies = (parse_strategies(",".join(options.strategies)) if options.strategies
+                  else default_spread(options.agents, task.kernel_type))
+    slots = []
+    for i in range(options.agents):
+        strategy = strategies[i % len(strategies)]
+        agent_id = f"a{i}-{strategy.name}"
+        store.register_agent(agent_id, strategy.name, options.backend)
+        slots.append(AgentSlot(id=agent_id, index=i, strategy=strategy,
+                               agent=factory(agent_id, strategy, task, options.seed * 1000 + i)))
+    return slots
+
+
+def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=None) -> CampaignResult:
+    """Run a new campaign on `task_path` in `run_dir` (which must not hold one already)."""
+    task = load_task(task_path)
+    factory = agent_factory(options)  # a bad backend or option fails before anything is written
+    if options.strategies:
+        parse_strategies(",".join(options.strategies))
+    campaign_devices(options.device)
+    db = run_dir / DB_NAME
+    if db.exists():
+        raise UserError(f"{run_dir} already holds a campaign: use --resume {run_dir} or another --out")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    store = Store(db)
+    store.put_meta(CampaignMeta(task_name=task.name, task_path=str(task.path), kernel_type=task.kernel_type,
+                                seed=options.seed, options=options.model_dump(mode="json"),
+                                retention=RetentionPolicy.parse(options.memory)))
+    return _run(task, options, store, run_dir, on_progress, factory)
+
+
+def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None) -> CampaignResult:
+    """Continue the campaign stored in `run_dir` with its own options."""
+    db = run_dir / DB_NAME
+    if not db.is_file():
+        raise UserError(f"no campaign to resume in {run_dir} ({DB_NAME} is missing)")
+    store = Store(db)
+    meta = store.get_meta()
+    if meta is None:
+        raise UserError(f"{db} holds no campaign metadata; it cannot be resumed")
+    options = CampaignOptions.model_validate(meta.options)
+    if time_limit_s is not None:
+        options = options.model_copy(update={"time_limit_s": time_limit_s})
+    task = load_task(meta.task_path)
+    return _run(task, options, store, run_dir, on_progress, agent_factory(options))
+
+
+def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress,
+         factory: AgentFactory) -> CampaignResult:
+    from kernelarc.campaign.summary import final_measurements, write_outputs
+
+    started = time.monotonic()
+    devices = campaign_devices(options.device)
+    executor = LocalExecutor(task, devices, GuardSettings(rounds=options.rounds))
+    longterm = LongTermMemory() if options.longterm else None
+    campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress)
+
+    async def run_and_measure():
+        reason = await campaign.run()
+        return reason, await final_measurements(campaign)
+
+    reason, finals = asyncio.run(run_and_measure())
+    meta = store.get_meta()
+    store.put_meta(meta.model_copy(update={"status": CampaignStatus.FINISHED, "stop_reason": reason.value}))
+    if longterm is not None:
+        longterm.absorb(store, RetentionPolicy.parse(options.memory))
+    summary = write_outputs(campaign, run_dir, reason, finals, wall_s=time.monotonic() - started)
+    return CampaignResult(run_dir, reason, summary)
+
+
+__all__ = ["CampaignResult", "DB_NAME", "campaign_devices", "resume", "start"]

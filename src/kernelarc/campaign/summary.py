@@ -1,0 +1,161 @@
+"""The end of a campaign: measure the winner against both baselines, export it, write summary.json and the plot.
+
+The winner is the leader (an agent's incumbent or a baseline). It is timed once more against eager
+and against torch.compile, each interleaved in one worker like any evaluation, so the reported
+speedups come from direct comparisons rather than products of chained ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+
+from kernelarc import __version__
+from kernelarc.campaign.baselines import COMPILE, EAGER
+from kernelarc.campaign.executor import evaluation_seed
+from kernelarc.campaign.export import export_best
+from kernelarc.campaign.loop import Campaign
+from kernelarc.campaign.options import StopReason
+from kernelarc.guard import Evaluation, Verdict
+from kernelarc.report import plot_progress
+from kernelarc.roofline import sol_score
+
+
+def _versions() -> dict:
+    import torch
+
+    versions = {"kernelarc": __version__, "python": sys.version.split()[0], "torch": torch.__version__,
+                "platform": platform.platform()}
+    try:
+        import triton
+
+        versions["triton"] = triton.__version__
+    except ImportError:
+        versions["triton"] = None
+    return versions
+
+
+async def final_measurements(campaign: Campaign) -> dict[str, Evaluation]:
+    """The leader timed against each correct baseline (empty when there is no leader)."""
+    leader = campaign.leader()
+    if leader is None:
+        return {}
+    winner = campaign._candidate_by_id(leader.candidate_id)
+    out = {}
+    for name, cid in campaign.baselines.items():
+        base_eval = campaign.store.evaluation(cid)
+        if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT:
+            continue
+        baseline = campaign._candidate_by_id(cid)
+        out[name] = await campaign.executor.evaluate(winner, baseline, slot=0, trusted=True,
+                                                     seed=evaluation_seed(campaign.options.seed + 1, winner, baseline))
+    return out
+
+
+def _workload_sol_score(winner: Evaluation, vs_compile: Evaluation | None) -> float | None:
+    """Mean over workloads of S(T_k, T_b = min(eager, compile), T_SOL), as SOL-ExecBench scores a problem."""
+    scores = []
+    compile_ms = {w.uuid: w.incumbent_ms for w in vs_compile.workloads} if vs_compile and vs_compile.correct else {}
+    for w in winner.workloads:
+        if w.sol_ms is None or w.latency_ms is None or w.incumbent_ms is None:
+            return None
+        baseline = min(w.incumbent_ms, compile_ms.get(w.uuid, w.incumbent_ms))
+        scores.append(sol_score(w.latency_ms, baseline, w.sol_ms))
+    return sum(scores) / len(scores) if scores else None
+
+
+def _series(campaign: Campaign) -> dict[str, list[tuple[int, float]]]:
+    """Best speedup over the reference after each evaluation, per agent (for the plot)."""
+    series: dict[str, list[tuple[int, float]]] = {}
+    chain: dict[int | None, float] = {None: 1.0}
+    best: dict[str, float] = {}
+    for n, record in enumerate(campaign.store.evaluations(), start=1):
+        ev = record.evaluation
+        base = chain.get(record.against_incumbent_id, 1.0)
+        if ev.speedup is not None:
+            chain[record.candidate_id] = base * ev.speedup
+        agent = record.agent_id or "baselines"
+        if ev.verdict is Verdict.KEEP or agent == "baselines":
+            best[agent] = max(best.get(agent, 1.0), chain.get(record.candidate_id, 1.0))
+        series.setdefault(agent, []).append((n, best.get(agent, 1.0)))
+    return series
+
+
+def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals: dict[str, Evaluation], *,
+                  wall_s: float) -> dict:
+    """Export the winner, write summary.json and progress.png; return the summary."""
+    store, task = campaign.store, campaign.task
+    leader = campaign.leader()
+    baselines = {}
+    for name, cid in campaign.baselines.items():
+        rec = store.evaluation(cid)
+        ev = rec.evaluation if rec else None
+        baselines[name] = None if ev is None else {
+            "candidate_id": cid, "verdict": ev.verdict.value, "status": ev.status.value, "reason": ev.reason,
+            "latency_ms": ev.latency_ms, "reference_ms": ev.incumbent_ms, "compile_s": ev.compile_s,
+            "sol_ms": ev.sol_ms, "timing": ev.timing.value if ev.timing else None, "device": ev.device}
+    best = None
+    if leader is not None:
+        vs_eager, vs_compile = finals.get(EAGER), finals.get(COMPILE)
+        reference = vs_eager or vs_compile
+        files = export_best(task, campaign._candidate_by_id(leader.candidate_id), run_dir / "best")
+        best = {
+            "candidate_id": leader.candidate_id, "agent": leader.agent_id, "strategy": leader.strategy,
+            "speedup_vs_reference_chained": leader.speedup,
+            "latency_ms": reference.latency_ms if reference and reference.correct else None,
+            "speedup_vs_eager": vs_eager.speedup if vs_eager and vs_eager.correct else None,
+            "speedup_vs_compile": vs_compile.speedup if vs_compile and vs_compile.correct else None,
+            "final_verdict_vs_eager": vs_eager.verdict.value if vs_eager else None,
+            "final_verdict_vs_compile": vs_compile.verdict.value if vs_compile else None,
+            "sol_ms": reference.sol_ms if reference else None,
+            "sol_score": _workload_sol_score(vs_eager, vs_compile) if vs_eager and vs_eager.correct else None,
+            "timing": reference.timing.value if reference and reference.timing else None,
+            "files": [str(p.relative_to(run_dir)) for p in files],
+        }
+    counts = store.counts()
+    agents = []
+    for slot in campaign.slots:
+        record = store.agent(slot.id)
+        verdicts = counts.verdicts.get(slot.id, {})
+        agents.append({"agent": slot.id, "strategy": slot.strategy.name, "backend": record.backend,
+                       "steps": record.state.steps, "verdicts": {v.value: n for v, n in verdicts.items()},
+                       "best_speedup_vs_reference": record.state.incumbent_speedup,
+                       "incumbent_id": record.state.incumbent_id, "plateaus": record.state.drafts,
+                       "retired": record.state.retired})
+    totals: dict[str, int] = {}
+    for per_agent in counts.verdicts.values():
+        for verdict, n in per_agent.items():
+            totals[verdict.value] = totals.get(verdict.value, 0) + n
+    evaluations = [r.evaluation for r in store.evaluations() if r.agent_id is not None]
+    timing_s = sum(e.stage_seconds.get("timing", 0.0) for e in evaluations)
+    lock_s = sum(campaign.executor.lock_held_s.values()) if hasattr(campaign.executor, "lock_held_s") else None
+    summary = {
+        "task": {"name": task.name, "format": task.format.value, "path": str(task.path),
+                 "kernel_type": task.kernel_type, "workloads": len(task.workloads)},
+        "device": campaign.executor.devices,
+        "baselines": baselines,
+        "best": best,
+        "candidates": campaign.agent_candidates_used(),
+        "budget": campaign.options.budget,
+        "verdicts": totals,
+        "agents": agents,
+        "stop_reason": reason.value,
+        "rounds": campaign.round,
+        "seed": campaign.options.seed,
+        "options": campaign.options.model_dump(mode="json"),
+        "wall_s": wall_s,
+        "guard": {"evaluations": len(evaluations),
+                  "mean_wall_s": sum(e.wall_s or 0 for e in evaluations) / len(evaluations) if evaluations else None,
+                  "timing_s": timing_s, "lock_held_s": lock_s,
+                  "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
+                  "timing_fraction": timing_s / wall_s if wall_s > 0 else None},
+        "versions": _versions(),
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    plot_progress(_series(campaign), run_dir / "progress.png", f"kernelarc: {task.name}")
+    return summary
+
+
+__all__ = ["final_measurements", "write_outputs"]

@@ -1,0 +1,79 @@
+"""`kernelarc optimize TASK`: run a multi-agent campaign (or `--resume RUN_DIR`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console, fail
+from kernelarc.cli.progress import LiveProgress
+
+
+def _backend_options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            fail(f"--backend-option expects KEY=VALUE, got {pair!r}")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+@app.command("optimize")
+def optimize_command(
+    task_path: Annotated[Path | None, typer.Argument(metavar="TASK", help="KernelBench .py file or SOL-ExecBench problem dir.")] = None,
+    agents: Annotated[int, typer.Option("--agents", min=1, max=64, help="Concurrent agents.")] = 4,
+    strategies: Annotated[str | None, typer.Option("--strategies", help="Comma-separated strategies, one per agent (cycled); default: a spread for the kernel type.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Agent backend: builtin (offline), openai, anthropic, cli.")] = "builtin",
+    backend_option: Annotated[list[str], typer.Option("--backend-option", help="KEY=VALUE passed to the backend (repeatable), e.g. model=..., config=...")] = [],  # noqa: B006
+    budget: Annotated[int, typer.Option("--budget", min=1, help="Candidates that may reach the guard.")] = 100,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=1, help="Seconds for this run.")] = None,
+    plateau: Annotated[int, typer.Option("--plateau", min=1, help="Non-improvements before an agent must draft.")] = 4,
+    memory: Annotated[str, typer.Option("--memory", help="Findings kept per kernel type: unbounded, N or WINS/TRAPS.")] = "16",
+    fresh_memory: Annotated[bool, typer.Option("--fresh-memory", help="Ignore and do not add to the long-term memory.")] = False,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default: runs/<task>-<seed>).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the campaign in this run directory.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Campaign seed.")] = 0,
+    target_sol: Annotated[float | None, typer.Option("--target-sol", min=0.0, max=1.0, help="Stop at this SOL score (CUDA).")] = None,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", min=0.0, help="Stop when LLM spending reaches this (USD).")] = None,
+    no_compile_baseline: Annotated[bool, typer.Option("--no-compile-baseline", help="Skip the torch.compile baseline.")] = False,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout at the end.")] = False,
+) -> int:
+    """Optimize TASK with strategy agents judged by the guard; the winner lands in RUN_DIR/best/."""
+    from kernelarc.campaign import CampaignOptions, resume as resume_campaign, start
+    from kernelarc.guard import resolve_device
+    from kernelarc.task.loader import load_task
+
+    progress = LiveProgress(err_console, enabled=not as_json and err_console.is_terminal)
+    if resume is not None:
+        if task_path is not None:
+            fail("give either TASK or --resume RUN_DIR, not both")
+        with progress:
+            result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit)
+    else:
+        if task_path is None:
+            fail("missing TASK (a KernelBench .py file or a SOL-ExecBench problem dir), or --resume RUN_DIR")
+        task = load_task(task_path)
+        options = CampaignOptions(
+            agents=agents, strategies=tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies else (),
+            backend=backend, backend_options=_backend_options(backend_option), budget=budget, time_limit_s=time_limit,
+            plateau=plateau, memory=memory, longterm=not fresh_memory, device=device, seed=seed, target_sol=target_sol,
+            max_cost=max_cost, compile_baseline=not no_compile_baseline, rounds=rounds)
+        resolved = resolve_device(device)
+        where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+        run_dir = out or Path("runs") / f"{task.name}-seed{seed}"
+        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
+                          f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; run dir {run_dir}")
+        with progress:
+            result = start(task_path, options, run_dir, on_progress=progress.update)
+    summary = result.summary
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        progress.final(summary, result.run_dir)
+    return EXIT_OK if summary.get("best") else EXIT_NO_CORRECT
