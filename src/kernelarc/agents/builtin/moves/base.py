@@ -29,6 +29,8 @@ class OpNode:
     dtype: str | None
     name: str
     """This node's name, referenced by later nodes' args."""
+    pointwise: bool = False
+    """The aten op carries the `pointwise` tag (elementwise maths; fusable into an epilogue)."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,21 @@ class TaskAnalysis:
     capture_error: str | None = None
     """Why graph capture failed, when it did."""
     facts: dict[str, Any] = field(default_factory=dict)
-    """Pattern facts found by the analysis, e.g. {"gemm": {"M":..,"N":..,"K":..,"epilogue":[...]}}."""
+    """Pattern facts found by the analysis, e.g. {"gemm": {"M":..,"N":..,"K":..,"epilogue":[...]}};
+    the keys and their fields are listed in agents/builtin/patterns.py."""
+    init_signature: str = "self"
+    """KernelBench: the reference `Model.__init__` parameter list as source, e.g. `self, in_features`."""
+    eager_source: str | None = None
+    """The reference's computation to transplant: KernelBench, the `Model` methods other than `__init__`
+    (dedented to class level) with `forward` renamed `_eager_forward`; SOL, the whole reference module
+    with `run` renamed `_eager_forward`. None if it could not be read."""
+    support_source: str = ""
+    """KernelBench: the reference module's top-level code other than `Model`, `get_inputs` and
+    `get_init_inputs` (imports, constants, helper classes the transplanted code may use)."""
+    returns_tuple: bool = False
+    """The forward returns several outputs (a tuple), not one tensor."""
+    values: dict[str, tuple[tuple[int, ...] | None, str | None]] = field(default_factory=dict)
+    """(shape, dtype) of each graph input and parameter, by the name nodes use for it."""
 
 
 @dataclass(frozen=True)
