@@ -1,0 +1,211 @@
+"""What the Triton move families share: pointwise maths as Triton expressions, epilogue steps, facts
+lookup, launch keywords and the shared-memory estimate.
+
+The analysis (agents/builtin/analysis.py) states what it found in `TaskAnalysis.facts`; each family
+reads its own key (`gemm`, `rowwise`, `reduction`, `attention`) through `read_facts`, which turns a
+malformed or missing entry into the one-line reason `applies()` returns. Pointwise maths is written
+once here so the GEMM epilogue, the attention epilogue and the fused elementwise kernel agree.
+Imports neither torch nor triton. Budget: 200 lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from kernelarc.agents.builtin.moves.base import TaskAnalysis
+from kernelarc.agents.builtin.moves.emit import literal
+from kernelarc.task.model import dtype_bits
+
+SMEM_PER_BLOCK_BYTES = 232448
+"""H200 (sm_90) shared memory a block may opt into: 227 KiB. Configs above it fail to launch."""
+CLAIM_MAX = 160
+"""A Move's claim is at most this many characters."""
+LOW_PRECISION = ("float16", "bfloat16")
+"""Dtypes whose tl.dot runs on tensor cores without tf32 questions."""
+SUPPORTED_DTYPES = ("float32", "float16", "bfloat16")
+
+# Unary pointwise ops on a plain name `{x}` (already fp32), as Triton expressions. tanh has no tl
+# primitive: tanh(x) = 2 sigmoid(2x) - 1; gelu(tanh) = x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) exactly.
+UNARY: dict[str, str] = {
+    "relu": "tl.maximum({x}, 0.0)",
+    "gelu": "0.5 * {x} * (1.0 + tl.erf({x} * 0.7071067811865476))",
+    "gelu_tanh": "{x} * tl.sigmoid(1.5957691216057308 * ({x} + 0.044715 * {x} * {x} * {x}))",
+    "silu": "{x} * tl.sigmoid({x})",
+    "sigmoid": "tl.sigmoid({x})",
+    "tanh": "2.0 * tl.sigmoid(2.0 * {x}) - 1.0",
+    "exp": "tl.exp({x})",
+    "log": "tl.log({x})",
+    "abs": "tl.abs({x})",
+    "neg": "-{x}",
+    "sqrt": "tl.sqrt({x})",
+    "rsqrt": "tl.rsqrt({x})",
+}
+# Binary pointwise ops on plain names or literals `{x}`, `{y}`.
+BINARY: dict[str, str] = {
+    "add": "{x} + {y}",
+    "sub": "{x} - {y}",
+    "mul": "{x} * {y}",
+    "div": "{x} / {y}",
+    "maximum": "tl.maximum({x}, {y})",
+    "minimum": "tl.minimum({x}, {y})",
+}
+
+SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+def unary(op: str, x: str, *, negative_slope: float = 0.01) -> str:
+    """Triton expression for a unary op of the name `x`; leaky_relu takes its slope."""
+    if op == "leaky_relu":
+        return f"tl.where({x} >= 0.0, {x}, {x} * {literal(negative_slope)})"
+    return UNARY[op].format(x=x)
+
+
+def binary(op: str, x: str, y: str) -> str:
+    """Triton expression for a binary op of two names or literals."""
+    return BINARY[op].format(x=x, y=y)
+
+
+def power(x: str, exponent: float) -> str:
+    """`x ** exponent` for a constant exponent: small integers as products, +-0.5 as (r)sqrt.
+
+    Raises:
+        ValueError: another exponent (no exact Triton form for negative bases).
+    """
+    if exponent == 0.5:
+        return f"tl.sqrt({x})"
+    if exponent == -0.5:
+        return f"tl.rsqrt({x})"
+    if float(exponent).is_integer() and 1 <= abs(exponent) <= 4:
+        product = " * ".join([x] * int(abs(exponent)))
+        return product if exponent > 0 else f"1.0 / ({product})"
+    raise ValueError(f"pow by {exponent!r} is not supported (integers -4..4 and +-0.5 are)")
+
+
+@dataclass(frozen=True)
+class EpilogueStep:
+    """One pointwise op applied to a kernel's fp32 result before the store.
+
+    As the analysis writes it: {"op": "gelu", "approximate": "tanh"}, {"op": "mul", "scalar": 0.5},
+    {"op": "add", "tensor": "residual", "broadcast": "full"}, {"op": "leaky_relu", "negative_slope": 0.2}.
+    """
+
+    op: str
+    """A key of UNARY or BINARY, or leaky_relu; gelu with approximate="tanh" becomes gelu_tanh."""
+    scalar: float | None = None
+    """The other operand of a binary op, when it is a constant."""
+    tensor: str | None = None
+    """The other operand of a binary op, when it is a tensor: an input name or a `self.<param>` accessor."""
+    broadcast: str = "full"
+    """For a tensor operand: `full` (the result's shape) or `row` (a vector along the last dim)."""
+    negative_slope: float = 0.01
+    """leaky_relu's slope."""
+
+    @classmethod
+    def parse(cls, step: dict[str, Any]) -> EpilogueStep:
+        """From the analysis' dict; ValueError quoting a step this kernel cannot fuse."""
+        op = step.get("op")
+        if op == "gelu" and step.get("approximate", "none") == "tanh":
+            op = "gelu_tanh"
+        if op in UNARY or op == "leaky_relu":
+            return cls(op=op, negative_slope=float(step.get("negative_slope", 0.01)))
+        if op not in BINARY:
+            raise ValueError(f"epilogue op {step.get('op')!r} is not supported")
+        if ("scalar" in step) == ("tensor" in step):
+            raise ValueError(f"epilogue step {step!r} needs exactly one of scalar or tensor")
+        if step.get("broadcast", "full") not in ("full", "row"):
+            raise ValueError(f"epilogue broadcast {step.get('broadcast')!r} is not full or row")
+        scalar = float(step["scalar"]) if "scalar" in step else None
+        return cls(op=op, scalar=scalar, tensor=step.get("tensor"), broadcast=step.get("broadcast", "full"))
+
+    def expression(self, acc: str, operand: str | None = None) -> str:
+        """The new value of `acc`; `operand` is the loaded fp32 tensor operand's name."""
+        if self.op in BINARY:
+            return binary(self.op, acc, operand if self.tensor else literal(self.scalar))
+        return unary(self.op, acc, negative_slope=self.negative_slope)
+
+    def formula(self, expr: str) -> str:
+        """`expr` with this step applied, for docstrings: `gelu(A @ B^T + bias)`."""
+        other = self.tensor if self.tensor else (literal(self.scalar) if self.scalar is not None else "")
+        if self.op in SYMBOLS:
+            return f"{expr} {SYMBOLS[self.op]} {other}" if self.op in ("add", "sub") else f"({expr}) {SYMBOLS[self.op]} {other}"
+        if self.op in BINARY:
+            return f"{self.op}({expr}, {other})"
+        return f"{self.op}({expr})"
+
+    def describe(self) -> str:
+        """Short text for docstrings: `gelu`, `mul 0.5`, `add residual`."""
+        other = self.tensor if self.tensor else (literal(self.scalar) if self.scalar is not None else "")
+        return f"{self.op} {other}".strip()
+
+
+def parse_epilogue(steps: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> tuple[EpilogueStep, ...]:
+    """All steps parsed; ValueError naming the first unsupported one."""
+    return tuple(EpilogueStep.parse(dict(s)) for s in steps)
+
+
+F = TypeVar("F")
+
+
+def read_facts(analysis: TaskAnalysis, key: str, parse: Callable[[dict[str, Any]], F]) -> tuple[F | None, str | None]:
+    """`(facts, None)` when the analysis found `key` and `parse` accepts it, else `(None, reason)`."""
+    raw = analysis.facts.get(key)
+    if raw is None:
+        found = ", ".join(sorted(analysis.facts)) or "none"
+        return None, f"the analysis found no {key} pattern (facts: {found})"
+    try:
+        return parse(raw), None
+    except (KeyError, TypeError, ValueError) as e:
+        return None, f"{key} facts unusable: {e}"
+
+
+def check_dtype(dtype: str) -> str | None:
+    """None for a dtype the Triton templates handle, else why not."""
+    return None if dtype in SUPPORTED_DTYPES else f"dtype {dtype} is not one of {', '.join(SUPPORTED_DTYPES)}"
+
+
+def next_power_of_2(n: int) -> int:
+    """Smallest power of two >= n (1 for n <= 1)."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def elem_bytes(dtype: str) -> int:
+    """Bytes per element of `dtype`."""
+    return dtype_bits(dtype) // 8
+
+
+def launch_keywords(params: dict[str, Any]) -> str:
+    """`BLOCK_M=64, ..., num_warps=4, num_stages=3`: constexpr tiles (capitalized keys) then the pinned
+    launch options, in the order given."""
+    tiles = [f"{k}={literal(v)}" for k, v in params.items() if k.isupper()]
+    launch = [f"{k}={literal(params[k])}" for k in ("num_warps", "num_stages") if k in params]
+    return ", ".join(tiles + launch)
+
+
+def describe_params(params: dict[str, Any]) -> str:
+    """`BLOCK_M=64 BLOCK_N=64 num_warps=4` for docstrings and claims."""
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def claim(text: str) -> str:
+    """A claim trimmed to CLAIM_MAX characters."""
+    return text if len(text) <= CLAIM_MAX else text[: CLAIM_MAX - 3] + "..."
+
+
+def dedupe(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Parameter points in order, duplicates dropped."""
+    seen: set[tuple] = set()
+    out = []
+    for p in points:
+        key = tuple(sorted(p.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+__all__ = [
+    "BINARY", "CLAIM_MAX", "EpilogueStep", "LOW_PRECISION", "SMEM_PER_BLOCK_BYTES", "SUPPORTED_DTYPES", "UNARY",
+    "binary", "check_dtype", "power", "claim", "dedupe", "describe_params", "elem_bytes", "launch_keywords",
+    "next_power_of_2", "parse_epilogue", "read_facts", "unary",
+]
