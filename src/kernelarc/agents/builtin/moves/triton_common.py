@@ -147,16 +147,33 @@ def parse_epilogue(steps: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> 
 F = TypeVar("F")
 
 
-def read_facts(analysis: TaskAnalysis, key: str, parse: Callable[[dict[str, Any]], F]) -> tuple[F | None, str | None]:
-    """`(facts, None)` when the analysis found `key` and `parse` accepts it, else `(None, reason)`."""
+def read_facts(analysis: TaskAnalysis, key: str,
+               parse: Callable[[dict[str, Any], TaskAnalysis], F]) -> tuple[F | None, str | None]:
+    """`(facts, None)` when the analysis found `key` and `parse` accepts it, else `(None, reason)`.
+
+    `parse` raises KeyError, TypeError or ValueError for facts this template cannot serve.
+    """
     raw = analysis.facts.get(key)
     if raw is None:
-        found = ", ".join(sorted(analysis.facts)) or "none"
-        return None, f"the analysis found no {key} pattern (facts: {found})"
+        found = ", ".join(sorted(k for k, v in analysis.facts.items() if isinstance(v, dict))) or "none"
+        return None, f"the analysis found no {key} pattern (patterns found: {found})"
     try:
-        return parse(raw), None
+        return parse(raw, analysis), None
     except (KeyError, TypeError, ValueError) as e:
-        return None, f"{key} facts unusable: {e}"
+        return None, f"{key}: {e}"
+
+
+def require_whole_forward(analysis: TaskAnalysis, out: str) -> None:
+    """ValueError unless `out` is the forward's one output: the template computes nothing else."""
+    if analysis.returns_tuple or tuple(analysis.output_names) != (out,):
+        raise ValueError(f"the pattern ends at {out} but the forward returns {', '.join(analysis.output_names)}")
+
+
+def require_leaf(analysis: TaskAnalysis, ref: Any) -> None:
+    """ValueError unless `ref` is a forward input or a parameter: templates compute no other ops first."""
+    if ref not in analysis.input_names and ref not in analysis.param_names:
+        raise ValueError(f"operand {ref!r} is computed inside the forward; the template reads only inputs "
+                         "and parameters")
 
 
 def check_dtype(dtype: str) -> str | None:
@@ -206,6 +223,6 @@ def dedupe(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 __all__ = [
     "BINARY", "CLAIM_MAX", "EpilogueStep", "LOW_PRECISION", "SMEM_PER_BLOCK_BYTES", "SUPPORTED_DTYPES", "UNARY",
-    "binary", "check_dtype", "power", "claim", "dedupe", "describe_params", "elem_bytes", "launch_keywords",
-    "next_power_of_2", "parse_epilogue", "read_facts", "unary",
+    "binary", "check_dtype", "claim", "dedupe", "describe_params", "elem_bytes", "launch_keywords",
+    "next_power_of_2", "parse_epilogue", "power", "read_facts", "require_leaf", "require_whole_forward", "unary",
 ]

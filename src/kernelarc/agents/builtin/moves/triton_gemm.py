@@ -34,6 +34,8 @@ from kernelarc.agents.builtin.moves.triton_common import (
     next_power_of_2,
     parse_epilogue,
     read_facts,
+    require_leaf,
+    require_whole_forward,
 )
 
 SPLIT_K_MAX_M = 64
@@ -95,15 +97,19 @@ class GemmFacts:
     """Dtype of A, B and C."""
 
     @classmethod
-    def parse(cls, raw: dict[str, Any]) -> GemmFacts:
-        """From the analysis' dict: M, N, K, a, b, b_layout, dtype, optional bias and epilogue list."""
-        if raw.get("b_layout", "nk") not in ("nk", "kn"):
-            raise ValueError(f"b_layout must be nk or kn, got {raw.get('b_layout')!r}")
-        steps = list(raw.get("epilogue", ()))
-        if raw.get("bias"):
+    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> GemmFacts:
+        """From `facts["gemm"]` (see agents/builtin/patterns.py); ValueError if this template cannot serve it."""
+        if raw.get("batch"):
+            raise ValueError(f"batched GEMM (batch {raw['batch']}) is not templated")
+        require_whole_forward(analysis, raw["out"])
+        steps = list(raw.get("epilogue") or ())
+        if raw.get("bias") is not None:
             steps.insert(0, {"op": "add", "tensor": raw["bias"], "broadcast": "row"})
+        epilogue = parse_epilogue(steps)
+        for ref in (raw["a"], raw["b"], *(s.tensor for s in epilogue if s.tensor)):
+            require_leaf(analysis, ref)
         return cls(M=int(raw["M"]), N=int(raw["N"]), K=int(raw["K"]), a=raw["a"], b=raw["b"],
-                   b_layout=raw.get("b_layout", "nk"), epilogue=parse_epilogue(steps), dtype=raw["dtype"])
+                   b_layout="nk" if raw["trans_b"] else "kn", epilogue=epilogue, dtype=raw["dtype"])
 
     @property
     def formula(self) -> str:
