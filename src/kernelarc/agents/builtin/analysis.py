@@ -25,13 +25,12 @@ from torch.func import functional_call
 
 from kernelarc.agents.builtin.moves.base import OpNode, TaskAnalysis
 from kernelarc.agents.builtin.patterns import find_facts
+from kernelarc.agents.builtin.pytorch_source import EAGER_NAME
 from kernelarc.task.dtypes import dtype_name, torch_dtype
 from kernelarc.task.execute import load_module
 from kernelarc.task.model import Task, TaskFormat, Workload
 from kernelarc.task.sol import REFERENCE_ENTRY
 
-EAGER_NAME = "_eager_forward"
-"""What the reference's forward (KernelBench) or `run` (SOL) is renamed to when transplanted."""
 MAX_TRACED_WORKLOADS = 8
 """Workloads traced to decide whether one graph serves them all."""
 _SENTINEL_BASE = 0.7359124
@@ -105,7 +104,7 @@ def _kernelbench_parts(source: str) -> dict[str, Any]:
                 text = text.replace("def forward(", f"def {EAGER_NAME}(", 1)
             transplanted.append(text)
     support = [_segment(lines, n, n) for n in tree.body
-               if not (getattr(n, "name", None) in _REFERENCE_HELPERS or _is_main_guard(n))]
+               if not (getattr(n, "name", None) in _REFERENCE_HELPERS or _is_main_guard(n) or _is_docstring(n))]
     args = forward.args
     names = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
     return {"init_signature": init_signature, "init_source": init_source,
@@ -125,6 +124,10 @@ def _sol_parts(task: Task) -> dict[str, Any]:
 
 def _segment(lines: list[str], first: ast.AST, last: ast.AST) -> str:
     return "\n".join(lines[first.lineno - 1:last.end_lineno])
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -234,4 +237,4 @@ def _structure(nodes: tuple[OpNode, ...]) -> list[tuple[Any, ...]]:
     return [(n.target, n.args, sorted(n.kwargs.items(), key=lambda kv: kv[0])) for n in nodes]
 
 
-__all__ = ["analyze", "EAGER_NAME", "LAUNCH_BOUND_ELEMENTS"]
+__all__ = ["analyze", "LAUNCH_BOUND_ELEMENTS"]

@@ -6,7 +6,9 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
 - `gemm`: the largest matmul. `node`, `form` (linear, matmul, mm, addmm, bmm, baddbmm), `a` (the
   M x K operand), `b` (the weight as stored), `trans_b` (the op uses b transposed, as linear does),
   `bias` (None or a length-N vector), `M`, `N`, `K`, `batch` (None, or the bmm batch), `dtype`,
-  `epilogue` (pointwise steps applied to the result in order: {"op": "gelu", "approximate": "none"},
+  `bias_node` (the node holding matmul + bias: the GEMM itself, or the add that applies the bias),
+  `epilogue` (pointwise steps applied to the result in order, each with the `node` holding its result:
+  {"op": "gelu", "approximate": "none"},
   {"op": "mul", "scalar": 2.0}, {"op": "add", "tensor": ref, "broadcast": "full" | "row"},
   {"op": "leaky_relu", "negative_slope": 0.1}, ...), `out` (the node holding the epilogue's result).
 - `rowwise`: `op` (softmax, log_softmax, layer_norm, rms_norm, cross_entropy), `form` (fused: one
@@ -108,7 +110,7 @@ def _gemm(g: Graph) -> dict[str, Any] | None:
                 best = fact
     if best is None:
         return None
-    best["epilogue"], best["out"], bias = _epilogue(g, best["node"], best["N"], best["bias"] is None)
+    best["epilogue"], best["out"], bias, best["bias_node"] = _epilogue(g, best["node"], best["N"], best["bias"] is None)
     best["bias"] = best["bias"] or bias
     return best
 
@@ -141,10 +143,11 @@ def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
             "K": k, "batch": batch, "dtype": n.dtype, "flops": 2 * m * n_dim * k * (batch or 1)}
 
 
-def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[dict[str, Any]], str, Any]:
-    """Pointwise steps consuming the GEMM result one after another, until the chain branches or ends."""
+def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[dict[str, Any]], str, Any, str]:
+    """(steps, out, bias, bias node): pointwise steps consuming the GEMM result one after another, until the
+    chain branches or ends; a row-vector add right after a bias-free GEMM is its bias."""
     steps: list[dict[str, Any]] = []
-    out, bias = name, None
+    out, bias, bias_node = name, None, name
     shape = g.by_name[name].shape
     while (user := g.sole_user(out)) is not None and user.pointwise:
         op = op_name(user.target)
@@ -163,16 +166,17 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[di
             elif g.is_ref(other) and g.shape(other) in (shape, (n_dim,), (1, n_dim)):
                 row = g.shape(other) != shape
                 if op == "add" and row and bias_free and not steps and bias is None:
-                    bias, out = other, user.name
+                    bias, out, bias_node = other, user.name, user.name
                     continue
                 step = {"op": op, "tensor": other, "broadcast": "row" if row else "full"}
             else:
                 break
         else:
             break
+        step["node"] = user.name
         steps.append(step)
         out = user.name
-    return steps, out, bias
+    return steps, out, bias, bias_node
 
 
 # --- row-wise ------------------------------------------------------------------------------------
