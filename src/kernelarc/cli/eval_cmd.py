@@ -25,7 +25,6 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
 ) -> int:
     """Judge CANDIDATE against the reference of TASK (or --incumbent): gate, correctness, timing, verdict."""
-    # From the modules themselves: the package attribute `evaluate` is the submodule once it is imported.
     from kernelarc.guard.candidate import load_candidate
     from kernelarc.guard.judge import evaluate, resolve_device
     from kernelarc.guard.settings import GuardSettings

@@ -59,9 +59,18 @@ def check_outputs(actual: list, expected: list[torch.Tensor], tolerances: list[T
 
 
 def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance, index: int = 0) -> OutputCheck:
-    """The numerical rule for one output of matching shape and dtype."""
-    a = actual.detach().to("cpu", torch.float64 if actual.dtype == torch.float64 else torch.float32)
+    """The numerical rule for one output of matching shape and dtype.
+
+    Floats are compared in fp32 (fp64 kept); integers and bools in int64, so values past 2**24 that
+    fp32 would round together still differ, with the tolerance bound taken in fp64.
+    """
+    exact_kind = not (actual.is_floating_point() or actual.is_complex())
+    if exact_kind:
+        a = actual.detach().to("cpu", torch.int64)
+    else:
+        a = actual.detach().to("cpu", torch.float64 if actual.dtype == torch.float64 else torch.float32)
     e = expected.detach().to("cpu", a.dtype)
+    bound_dtype = torch.float64 if exact_kind else a.dtype
     if a.numel() == 0:
         return OutputCheck(None)
     a_bad, e_bad = ~torch.isfinite(a), ~torch.isfinite(e)
@@ -78,11 +87,12 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
         return OutputCheck(Status.INCORRECT_NUMERICAL, f"output {index} is all zeros but the reference is not")
     finite = torch.isfinite(e)
     diff = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
-    matched = diff <= tol.atol + tol.rtol * e.abs()
+    matched = diff.to(bound_dtype) <= tol.atol + tol.rtol * e.abs().to(bound_dtype)
     ratio = float(matched.float().mean())
     max_abs = float(diff.max())
     nonzero = (e != 0) & finite
-    max_rel = float((diff[nonzero] / e[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
+    rel = diff[nonzero].to(bound_dtype) / e[nonzero].abs().to(bound_dtype)
+    max_rel = float(rel.max()) if rel.numel() else 0.0
     if ratio < tol.required_matched_ratio:
         worst = tuple(int(x) for x in torch.nonzero(diff == diff.max())[0].tolist())
         return OutputCheck(
@@ -104,11 +114,19 @@ def snapshot(values: list) -> list:
 
 
 def inputs_unchanged(before: list, after: list) -> str | None:
-    """None if every input tensor still equals its snapshot; else which one changed."""
+    """None if every input tensor still equals its snapshot (NaN where NaN was); else which one changed."""
     for i, (b, a) in enumerate(zip(before, after)):
-        if isinstance(b, torch.Tensor) and not torch.equal(b.nan_to_num(), a.detach().nan_to_num()):
+        if isinstance(b, torch.Tensor) and not _same_tensor(b, a.detach()):
             return f"input {i} was modified by the candidate"
     return None
+
+
+def _same_tensor(before: torch.Tensor, after: torch.Tensor) -> bool:
+    if before.shape != after.shape or before.dtype != after.dtype:
+        return False
+    if before.is_floating_point() or before.is_complex():
+        return bool(((before == after) | (before.isnan() & after.isnan())).all())
+    return torch.equal(before, after)
 
 
 def poison_value(dtype: torch.dtype) -> float | int | bool:

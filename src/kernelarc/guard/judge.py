@@ -40,7 +40,10 @@ def resolve_device(device: str) -> str:
     if device == "cuda" or device.startswith("cuda:"):
         if not torch.cuda.is_available():
             raise DeviceError(f"device {device!r} asked for, but no CUDA device is available (use --device cpu)")
-        index = int(device.split(":", 1)[1]) if ":" in device else 0
+        suffix = device.split(":", 1)[1] if ":" in device else "0"
+        if not suffix.isdigit():
+            raise DeviceError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+        index = int(suffix)
         if index >= torch.cuda.device_count():
             raise DeviceError(f"device {device!r} does not exist: {torch.cuda.device_count()} CUDA device(s) present")
         return f"cuda:{index}"
@@ -92,7 +95,8 @@ def evaluate(
         "incumbent": incumbent.model_dump(mode="json") if incumbent is not None else None,
     }
     deadlines = {"reference": settings.reference_timeout_s, "compile": settings.compile_timeout_s,
-                 "correctness": settings.run_timeout_s, "timing": settings.run_timeout_s}
+                 "first_call": settings.compile_timeout_s, "correctness": settings.run_timeout_s,
+                 "timing": settings.run_timeout_s}
     outcome = run_worker(job, deadlines=deadlines, device=device)
     return _to_evaluation(task, outcome, settings, device, incumbent is None, time.monotonic() - started)
 
@@ -109,17 +113,19 @@ def _failure_from_outcome(outcome: WorkerOutcome) -> tuple[Status, str]:
     """The status and reason when the worker gave no usable PASSED result."""
     if outcome.internal_error:
         raise GuardInternalError(outcome.internal_error)
-    if outcome.result is not None:
+    if outcome.forged_lines:  # whatever else came back: the candidate wrote to the guard's channel
+        return Status.REWARD_HACK, f"{outcome.forged_lines} forged line(s) written to the guard's result channel"
+    if outcome.result is not None and outcome.result["status"] != "PASSED":
         return Status(outcome.result["status"]), outcome.result.get("message", "")
     stage = outcome.last_stage or "start"
     if outcome.timed_out_stage:
         if outcome.timed_out_stage == "compile":
-            return Status.COMPILE_ERROR, "timed out while importing, building or first calling the candidate"
+            return Status.COMPILE_ERROR, "timed out while importing or building the candidate"
         if outcome.timed_out_stage in ("reference", "start"):
             return Status.INVALID_REFERENCE, "timed out while computing the reference outputs"
+        if outcome.timed_out_stage == "first_call":
+            return Status.TIMEOUT, "timed out during the candidate's first call (JIT compilation included)"
         return Status.TIMEOUT, f"timed out during {outcome.timed_out_stage}"
-    if outcome.forged_lines:
-        return Status.REWARD_HACK, f"{outcome.forged_lines} forged line(s) written to the guard's result channel"
     how = f"killed by {outcome.signal_name}" if outcome.signal_name else f"exited with code {outcome.returncode}"
     if outcome.returncode == 0:
         return Status.REWARD_HACK, f"the worker exited during {stage} without a result (os._exit or sys.exit in the candidate?)"
@@ -137,7 +143,8 @@ def _to_evaluation(task: Task, outcome: WorkerOutcome, settings: GuardSettings, 
     common = {"device": device_name, "wall_s": wall_s, "log_tail": outcome.log_tail,
               "stage_seconds": {k: round(v, 4) for k, v in outcome.stage_seconds.items()},
               "compile_s": result.get("compile_s")}
-    status, message = _failure_from_outcome(outcome) if result.get("status") != "PASSED" else (Status.PASSED, "")
+    passed = result.get("status") == "PASSED" and not outcome.forged_lines
+    status, message = (Status.PASSED, "") if passed else _failure_from_outcome(outcome)
     if status is not Status.PASSED:
         done = [WorkloadResult(uuid=w["uuid"], status=Status(w["status"]),
                                max_abs_error=w.get("max_abs_error"), max_rel_error=w.get("max_rel_error"))

@@ -107,6 +107,7 @@ def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_work
     except BrokenPipeError:
         pass
     _watch(proc, read_fd, key, deadlines, outcome)
+    _kill_leftovers(proc)
     os.close(read_fd)
     outcome.wall_s = time.monotonic() - t_start
     outcome.log_tail = _tail(log_path)
@@ -177,6 +178,17 @@ def _kill(proc: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _kill_leftovers(proc: subprocess.Popen) -> None:
+    """SIGKILL whatever the candidate forked that outlived the worker (still in its process group).
+
+    The group's id stays reserved while any member lives, so this cannot reach an unrelated process.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _tail(path: Path) -> str:

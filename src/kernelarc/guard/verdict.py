@@ -2,7 +2,9 @@
 
 Aggregates are geometric means over workloads, so `speedup` is both incumbent_ms / latency_ms and
 the geometric mean of per-workload speedups. Noise is the largest relative spread (p80 - p20) / p50
-seen on either side of any workload: a speedup smaller than that is not evidence.
+seen on either side of any workload: a speedup smaller than that is not evidence. The bars are
+symmetric in ratio: KEEP above 1 + x with x = max(margin, noise), REVERT below 1 / (1 + y) with
+y = max(window, noise), so a noise above 100% can never make a 300x slowdown look "within the window".
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_l
     speedup = incumbent / latency if latency > 0 else math.inf
     noise = max(max(w.spread or 0.0, w.incumbent_spread or 0.0) for w in workloads)
     keep_bar = 1.0 + max(settings.margin, noise)
-    accept_bar = 1.0 - max(settings.near_best_window, noise)
+    accept_bar = 1.0 / (1.0 + max(settings.near_best_window, noise))
     numbers = f"{speedup:.3f}x vs {incumbent_label} ({latency:.4g} ms vs {incumbent:.4g} ms, noise {noise:.1%})"
     if speedup > keep_bar:
         return Decision(Verdict.KEEP, f"faster: {numbers}", latency, incumbent, speedup, noise)

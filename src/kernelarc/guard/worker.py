@@ -6,7 +6,9 @@ announcing each on the private channel so the parent can apply that stage's time
 
   reference    every workload and round (and the audit inputs) through the reference, before the
                candidate is imported, results kept on the host
-  compile      import / build the candidate, construct it, one warm-up call
+  compile      import / build the candidate, construct it
+  first_call   one warm-up call (Triton JIT-compiles here); a crash or hang is the candidate's run
+               failing, a compiler exception is still a COMPILE_ERROR
   correctness  every workload, every round, fresh seeded inputs, poisoned outputs, inputs checked
   timing       incumbent and candidate interleaved; stream probe; one audit call checked
 
@@ -25,6 +27,12 @@ import traceback
 from pathlib import Path
 
 from kernelarc.guard.channel import ChannelWriter
+
+
+# Exceptions raised by these packages during the first call are build failures (JIT compilation).
+COMPILER_MODULES = ("triton.compiler", "torch._dynamo", "torch._inductor")
+# How the CPU allocator words an allocation it cannot serve (a plain RuntimeError, not OutOfMemoryError).
+CPU_OOM_MARKERS = ("DefaultCPUAllocator", "can't allocate memory")
 
 
 class CandidateFailure(Exception):
@@ -104,6 +112,10 @@ class Job:
             raise CandidateFailure("RUNTIME_ERROR", f"out of host memory: {_one_line(e)}") from None
         except BaseException as e:  # noqa: BLE001 - a candidate may raise anything, SystemExit included
             traceback.print_exc()
+            if isinstance(e, RuntimeError) and any(m in str(e) for m in CPU_OOM_MARKERS):
+                raise CandidateFailure("RUNTIME_ERROR", f"out of host memory: {_one_line(e)}") from None
+            if any(c.__module__.startswith(COMPILER_MODULES) for c in type(e).__mro__):
+                status = "COMPILE_ERROR"
             raise CandidateFailure(status, _one_line(e)) from None
 
     # -- stages --------------------------------------------------------------------------------
@@ -147,9 +159,10 @@ class Job:
         self.channel.send("stage", stage="compile")
         t0 = time.perf_counter()
         callee = self.load(self.candidate, "candidate")
+        self.channel.send("stage", stage="first_call")
         w = self.task.workloads[0]
         inputs = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
-        self.guarded("COMPILE_ERROR", lambda: callee.bind(inputs, self.output_specs(w.uuid))())
+        self.guarded("RUNTIME_ERROR", lambda: callee.bind(inputs, self.output_specs(w.uuid))())
         return callee, time.perf_counter() - t0
 
     def check_correctness(self, callee) -> None:
@@ -158,9 +171,10 @@ class Job:
         self.channel.send("stage", stage="correctness")
         for w in self.task.workloads:
             worst_abs = worst_rel = 0.0
+            inputs = None
             for r, seed in enumerate(self.seeds[w.uuid]):
                 expected = self.expected[(w.uuid, r)]
-                inputs = self.runtime.make_inputs(w, seed)
+                inputs = _refill(inputs, self.runtime.make_inputs(w, seed))
                 before = snapshot(inputs)
                 poison_allocator(expected, self.device)
                 call = callee.bind(inputs, self.output_specs(w.uuid))
@@ -248,6 +262,22 @@ class Job:
         method = self.time_workloads(callee)
         return {"status": "PASSED", "workloads": self.results, "compile_s": compile_s,
                 "timing": method, "device": device_name}
+
+
+def _refill(previous: list | None, fresh: list) -> list:
+    """The fresh round's values written into the previous round's tensors (same addresses).
+
+    A candidate that caches outputs by data pointer then sees new values at an old address and
+    returns a stale answer, whatever the allocator would have done with fresh allocations.
+    """
+    import torch
+
+    if previous is None:
+        return fresh
+    with torch.no_grad():
+        return [old.copy_(new) if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor)
+                and old.shape == new.shape and old.dtype == new.dtype and old.device == new.device else new
+                for old, new in zip(previous, fresh)]
 
 
 def main(argv: list[str]) -> int:
