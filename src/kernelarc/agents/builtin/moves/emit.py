@@ -66,6 +66,7 @@ def module_source(analysis: TaskAnalysis, *, doc: str, body: str, call: str) -> 
     """
     doc = doc.strip().replace(TRIPLE_QUOTES, "'''")
     support = analysis.support_source.strip() if analysis.task.format is TaskFormat.KERNELBENCH else ""
+    support = "\n".join(line for line in support.splitlines() if line not in TRITON_IMPORTS.splitlines()).strip()
     if support:  # the reference's imports, constants and helper classes its __init__ may use
         support = f"# From the reference module.\n{support}\n\n\n"
     return (f"{TRIPLE_QUOTES}{doc}\n{TRIPLE_QUOTES}\n\n{TRITON_IMPORTS}\n{support}\n{body.strip()}\n\n\n"

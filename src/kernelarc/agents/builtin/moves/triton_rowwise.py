@@ -1,0 +1,383 @@
+"""Triton row-wise templates: softmax, log_softmax, layer_norm (optional residual add first), rms_norm
+and mean cross-entropy over the last dim, each row read once from global memory.
+
+Two families, both strategy memory:
+- `triton_rowwise`: a whole row (BLOCK_SIZE = next power of two of n_cols) in registers,
+  ROWS_PER_PROGRAM rows per program as one 2-D block.
+- `triton_rowwise_looped`: one row per program walked in BLOCK_SIZE chunks (online max and sum for
+  the softmax family), for rows too wide for registers (vocabularies of 32k to 128k).
+
+Reads `facts["rowwise"]` (agents/builtin/patterns.py). Imports neither torch nor triton. Budget: 400 lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kernelarc.agents.builtin.moves import register_family
+from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
+from kernelarc.agents.builtin.moves.triton_common import (
+    check_dtype,
+    claim,
+    dedupe,
+    describe_params,
+    elem_bytes,
+    launch_keywords,
+    next_power_of_2,
+    read_facts,
+    require_leaf,
+    require_whole_forward,
+)
+
+MAX_SINGLE_BLOCK = 65536
+"""Widest row (as a power of two) the single-block family keeps in registers."""
+MAX_ELEMENTS_PER_PROGRAM = 16384
+"""ROWS_PER_PROGRAM x BLOCK_SIZE stays under this, so a program's block does not spill."""
+LOOPED_MIN_COLS = 256
+"""Rows narrower than this fit one block: looping over chunks only adds passes."""
+IGNORE_INDEX = -100
+"""F.cross_entropy's default ignore_index."""
+DEFAULT_EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125}
+"""torch.finfo(dtype).eps: rms_norm's eps when none is given."""
+OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "cross_entropy")
+FORMULAS = {
+    "softmax": "y = exp(x - max(x)) / sum(exp(x - max(x)))",
+    "log_softmax": "y = x - max(x) - log(sum(exp(x - max(x))))",
+    "layer_norm": "y = (x - mean(x)) * rsqrt(var(x) + eps) * weight + bias",
+    "rms_norm": "y = x * rsqrt(mean(x^2) + eps) * weight",
+    "cross_entropy": "loss = mean over rows of (logsumexp(x) - x[target])",
+}
+
+
+@dataclass(frozen=True)
+class RowwiseFacts:
+    """`facts["rowwise"]` as this template uses it: the whole forward is one row-wise op."""
+
+    op: str
+    """One of OPS."""
+    x: str
+    """The input (a forward input or parameter); rows along its last dim."""
+    residual: str | None
+    """Norms: a tensor added to x before normalizing (the add is fused)."""
+    weight: str | None
+    """Norms: the per-column scale, if any."""
+    bias: str | None
+    """layer_norm: the per-column shift, if any."""
+    eps: float
+    """Norms: added to the variance (mean square)."""
+    target: str | None
+    """cross_entropy: the class index per row."""
+    rows: int
+    """Rows on the first workload."""
+    cols: int
+    """Columns (row length) on the first workload."""
+    dtype: str
+    """Dtype of x and y."""
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> RowwiseFacts:
+        """From `facts["rowwise"]`; ValueError if this template cannot serve it."""
+        op = raw["op"]
+        if op not in OPS:
+            raise ValueError(f"row-wise op {op!r} is not templated")
+        require_whole_forward(analysis, raw["out"])
+        x, residual = raw["input"], None
+        shape = _shape(analysis, x)
+        if shape is None or raw["dim"] != len(shape) - 1:
+            raise ValueError(f"{op} over dim {raw['dim']} of a {shape} input: only the last dim is templated")
+        if op in ("layer_norm", "rms_norm"):
+            x, residual = _residual_add(analysis, x)
+        if op == "cross_entropy":
+            _check_cross_entropy(analysis, raw)
+        for ref in (x, residual, raw.get("weight"), raw.get("bias"), raw.get("target")):
+            if ref is not None:
+                require_leaf(analysis, ref)
+        eps = raw.get("eps")
+        if eps is not None and not isinstance(eps, (int, float)):
+            raise ValueError(f"eps {eps!r} is not a constant")
+        return cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
+                   eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
+                   rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"])
+
+    def operands(self) -> list[tuple[str, str]]:
+        """(kernel name, source expression) of the tensors read besides x, in kernel argument order."""
+        named = [("residual", self.residual), ("weight", self.weight), ("bias", self.bias), ("target", self.target)]
+        return [(name, ref) for name, ref in named if ref is not None]
+
+
+def _shape(analysis: TaskAnalysis, ref: str) -> tuple[int, ...] | None:
+    node = next((n for n in analysis.nodes if n.name == ref), None)
+    return node.shape if node is not None else analysis.values.get(ref, (None, None))[0]
+
+
+def _residual_add(analysis: TaskAnalysis, ref: str) -> tuple[str, str | None]:
+    """(x, residual) when `ref` is `x + residual` of two same-shape leaves, else (ref, None)."""
+    node = next((n for n in analysis.nodes if n.name == ref), None)
+    if (node is None or node.target != "aten.add.Tensor" or len(node.args) != 2 or node.kwargs
+            or any(_shape(analysis, a) != node.shape for a in node.args)):
+        return ref, None
+    return node.args[0], node.args[1]
+
+
+def _check_cross_entropy(analysis: TaskAnalysis, raw: dict[str, Any]) -> None:
+    """Only F.cross_entropy's defaults are templated: no class weights, mean, ignore -100, no smoothing."""
+    node = next(n for n in analysis.nodes if n.name == raw["node"])
+    args = list(node.args) + [None, 1, IGNORE_INDEX, 0.0][len(node.args) - 2:]
+    weight, reduction, ignore, smoothing = (node.kwargs.get(k, v) for k, v in zip(
+        ("weight", "reduction", "ignore_index", "label_smoothing"), args[2:6]))
+    if weight is not None or reduction != 1 or ignore != IGNORE_INDEX or smoothing:
+        raise ValueError("cross_entropy with class weights, a reduction other than mean, another ignore_index "
+                         "or label smoothing is not templated")
+    if raw["cols"] < 2 or _shape(analysis, raw["input"]) is None or len(_shape(analysis, raw["input"])) != 2:
+        raise ValueError("cross_entropy is templated for [batch, classes] logits")
+
+
+# --- kernel sources --------------------------------------------------------------------------------
+
+def _signature(facts: RowwiseFacts, tiles: str) -> str:
+    outputs = "loss_ptr," if facts.op == "cross_entropy" else "y_ptr, stride_yr,"
+    inputs = ["x_ptr, stride_xr,"]
+    for name, _ in facts.operands():
+        inputs.append(f"{name}_ptr, stride_{name}r," if name == "residual" else f"{name}_ptr,")
+    sizes = "n_rows, n_cols, eps," if facts.op in ("layer_norm", "rms_norm") else "n_rows, n_cols,"
+    if facts.op == "cross_entropy":
+        tiles += ", IGNORE_INDEX: tl.constexpr"
+    args = "\n".join([outputs, *inputs, sizes, tiles + ","])
+    doc = ("loss[r] = logsumexp(x[r]) - x[r, target[r]], 0 where the target is ignored" if facts.op == "cross_entropy"
+           else f"{FORMULAS[facts.op]}, per row")
+    return f"@triton.jit\ndef _{facts.op}_kernel(\n{indent(args)}\n):\n    \"\"\"{doc}.\"\"\"\n"
+
+
+def _load_x(facts: RowwiseFacts, at: str, mask: str, other: str) -> list[str]:
+    """Lines leaving x (plus the residual, rounded as the reference rounds it) in fp32."""
+    x = f"tl.load(x_ptr + {at.format('x')}, mask={mask}, other={other}).to(tl.float32)"
+    if facts.residual is None:
+        return [f"x = {x}"]
+    return [f"x = {x}",
+            f"residual = tl.load(residual_ptr + {at.format('residual')}, mask={mask}, other=0.0).to(tl.float32)",
+            "x = (x + residual).to(x_ptr.dtype.element_ty).to(tl.float32)  # the reference adds in its dtype"]
+
+
+def _affine(facts: RowwiseFacts, cols: str, col_mask: str, bcast: str) -> list[str]:
+    """Lines turning the normalized `y` into y * weight + bias."""
+    lines = []
+    if facts.weight:
+        lines += [f"weight = tl.load(weight_ptr + {cols}, mask={col_mask}, other=0.0).to(tl.float32)",
+                  f"y = y * weight{bcast}"]
+    if facts.bias:
+        lines += [f"bias = tl.load(bias_ptr + {cols}, mask={col_mask}, other=0.0).to(tl.float32)",
+                  f"y = y + bias{bcast}"]
+    return lines
+
+
+def single_block_kernel(facts: RowwiseFacts) -> str:
+    """ROWS_PER_PROGRAM whole rows per program as one [rows, BLOCK_SIZE] block."""
+    at = "rows[:, None] * stride_{}r + offs[None, :]"
+    lines = [
+        "rows = tl.program_id(0) * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)",
+        "offs = tl.arange(0, BLOCK_SIZE)",
+        "row_mask = rows < n_rows",
+        "col_mask = offs < n_cols",
+        "mask = row_mask[:, None] & col_mask[None, :]",
+        "rows = rows.to(tl.int64)",
+    ]
+    if facts.op in ("softmax", "log_softmax", "cross_entropy"):
+        lines += _load_x(facts, at, "mask", '-float("inf")')
+        lines += ["row_max = tl.max(x, axis=1)",
+                  "numerator = tl.exp(x - row_max[:, None])  # 0 where masked",
+                  "denominator = tl.sum(numerator, axis=1)"]
+        if facts.op == "softmax":
+            lines.append("y = numerator / denominator[:, None]")
+        elif facts.op == "log_softmax":
+            lines.append("y = x - row_max[:, None] - tl.log(denominator)[:, None]")
+        else:
+            lines += ["target = tl.load(target_ptr + rows, mask=row_mask, other=IGNORE_INDEX)",
+                      "target_logit = tl.sum(tl.where(offs[None, :] == target[:, None], x, 0.0), axis=1)",
+                      "loss = row_max + tl.log(denominator) - target_logit",
+                      "loss = tl.where(target != IGNORE_INDEX, loss, 0.0)",
+                      "tl.store(loss_ptr + rows, loss, mask=row_mask)"]
+            return _signature(facts, "BLOCK_SIZE: tl.constexpr, ROWS_PER_PROGRAM: tl.constexpr") + indent(
+                "\n".join(lines)) + "\n"
+    else:
+        lines += _load_x(facts, at, "mask", "0.0")
+        if facts.op == "layer_norm":
+            lines += ["mean = tl.sum(x, axis=1) / n_cols",
+                      "centered = tl.where(mask, x - mean[:, None], 0.0)",
+                      "rstd = tl.rsqrt(tl.sum(centered * centered, axis=1) / n_cols + eps)",
+                      "y = centered * rstd[:, None]"]
+        else:
+            lines += ["rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + eps)",
+                      "y = x * rstd[:, None]"]
+        lines += _affine(facts, "offs", "col_mask", "[None, :]")
+    lines.append(f"tl.store(y_ptr + {at.format('y')}, y.to(y_ptr.dtype.element_ty), mask=mask)")
+    return _signature(facts, "BLOCK_SIZE: tl.constexpr, ROWS_PER_PROGRAM: tl.constexpr") + indent(
+        "\n".join(lines)) + "\n"
+
+
+def _chunk_loop(body: list[str]) -> list[str]:
+    """A loop over the row's BLOCK_SIZE chunks, `cols` and `mask` set for each."""
+    return ["for chunk in range(0, tl.cdiv(n_cols, BLOCK_SIZE)):",
+            "    cols = chunk * BLOCK_SIZE + offs",
+            "    mask = cols < n_cols",
+            *("    " + line for line in body)]
+
+
+def looped_kernel(facts: RowwiseFacts) -> str:
+    """One row per program, read in BLOCK_SIZE chunks: statistics first, then the output."""
+    at = "row * stride_{}r + cols"
+    lines = ["row = tl.program_id(0).to(tl.int64)", "offs = tl.arange(0, BLOCK_SIZE)"]
+    store = [f"tl.store(y_ptr + {at.format('y')}, y.to(y_ptr.dtype.element_ty), mask=mask)"]
+    if facts.op in ("softmax", "log_softmax", "cross_entropy"):
+        if facts.op == "cross_entropy":
+            lines += ["target = tl.load(target_ptr + row)", "target_logit = 0.0"]
+        lines += ['row_max = -float("inf")', "denominator = 0.0"]
+        online = [*_load_x(facts, at, "mask", '-float("inf")'),
+                  "new_max = tl.maximum(row_max, tl.max(x, axis=0))",
+                  "denominator = denominator * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)",
+                  "row_max = new_max"]
+        if facts.op == "cross_entropy":
+            online.append("target_logit += tl.sum(tl.where(cols == target, x, 0.0), axis=0)")
+        lines += _chunk_loop(online)
+        if facts.op == "cross_entropy":
+            lines += ["loss = row_max + tl.log(denominator) - target_logit",
+                      "tl.store(loss_ptr + row, tl.where(target != IGNORE_INDEX, loss, 0.0))"]
+            return _signature(facts, "BLOCK_SIZE: tl.constexpr") + indent("\n".join(lines)) + "\n"
+        y = ("y = tl.exp(x - row_max) / denominator" if facts.op == "softmax"
+             else "y = x - row_max - tl.log(denominator)")
+        lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), y, *store])
+    else:
+        lines.append("acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)")
+        if facts.op == "layer_norm":
+            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "acc += x"])
+            lines += ["mean = tl.sum(acc, axis=0) / n_cols", "acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)"]
+            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "centered = tl.where(mask, x - mean, 0.0)",
+                                  "acc += centered * centered"])
+            normalized = ["y = (x - mean) * rstd"]
+        else:
+            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "acc += x * x"])
+            normalized = ["y = x * rstd"]
+        lines.append("rstd = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)")
+        lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), *normalized,
+                              *_affine(facts, "cols", "mask", ""), *store])
+    return _signature(facts, "BLOCK_SIZE: tl.constexpr") + indent("\n".join(lines)) + "\n"
+
+
+def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) -> str:
+    """Host function `<op>(x, <operands>)`: flatten to rows, check, allocate, launch."""
+    names = [name for name, _ in facts.operands()]
+    lines = ["n_cols = x.shape[-1]",
+             "x2 = x.reshape(-1, n_cols)",
+             "if x2.stride(1) != 1:",
+             "    x2 = x2.contiguous()",
+             "n_rows = x2.shape[0]"]
+    launch = []
+    for name in names:
+        if name == "residual":
+            lines += ["if residual.shape != x.shape:",
+                      '    raise ValueError(f"residual {tuple(residual.shape)} does not match x {tuple(x.shape)}")',
+                      "residual2 = residual.reshape(-1, n_cols).contiguous()"]
+            launch.append("residual2, residual2.stride(0)")
+        elif name == "target":
+            lines += ["if target.shape != (n_rows,):",
+                      '    raise ValueError(f"target {tuple(target.shape)} does not match {n_rows} rows")']
+            launch.append("target")
+        else:
+            launch.append(f"{name}.contiguous()")
+    if facts.op == "cross_entropy":
+        lines.append("losses = torch.empty(n_rows, device=x.device, dtype=torch.float32)")
+        out = "losses"
+    else:
+        lines.append("y = torch.empty_like(x2)")
+        out = "y, y.stride(0)"
+    rows_per_program = 1 if looped else params["ROWS_PER_PROGRAM"]
+    sizes = "n_rows, n_cols, eps" if facts.op in ("layer_norm", "rms_norm") else "n_rows, n_cols"
+    if facts.op in ("layer_norm", "rms_norm"):
+        lines.insert(0, f"eps = {literal(facts.eps)}")
+    tiles = dict(params)
+    if facts.op == "cross_entropy":
+        tiles = {**{k: v for k, v in params.items() if k.isupper()}, "IGNORE_INDEX": IGNORE_INDEX,
+                 **{k: v for k, v in params.items() if not k.isupper()}}
+    args = ",\n".join([out, "x2, x2.stride(0)", *launch, sizes, launch_keywords(tiles)])
+    lines.append(f"_{facts.op}_kernel[(triton.cdiv(n_rows, {rows_per_program}),)](\n{indent(args)},\n)")
+    if facts.op == "cross_entropy":
+        lines += [f"counted = (target != {IGNORE_INDEX}).sum()  # rows not ignored, as F.cross_entropy averages",
+                  "return (losses.sum() / counted).to(x.dtype)"]
+    else:
+        lines.append("return y.reshape(x.shape)")
+    doc = f'"""{FORMULAS[facts.op]} over the last dim; one launch of `_{facts.op}_kernel`."""'
+    return f"def {facts.op}({', '.join(['x', *names])}):\n    {doc}\n{indent(chr(10).join(lines))}\n"
+
+
+@dataclass(frozen=True)
+class TritonRowwiseFamily:
+    """Row-wise kernels, whole rows in registers or walked in chunks."""
+
+    name: str
+    """Registered family id."""
+    looped: bool
+    """Walk each row in BLOCK_SIZE chunks (one row per program) instead of holding it whole."""
+    strategy: str = "memory"
+    language: str = "triton"
+
+    def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
+        """The parsed rowwise facts, or why they are unusable."""
+        return read_facts(analysis, "rowwise", RowwiseFacts.parse)
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        facts, reason = self.facts(analysis)
+        if facts is None:
+            return reason
+        if reason := check_dtype(facts.dtype):
+            return reason
+        if self.looped and facts.cols < LOOPED_MIN_COLS:
+            return f"rows of {facts.cols} fit one block; chunked rows are for n_cols >= {LOOPED_MIN_COLS}"
+        if not self.looped and next_power_of_2(facts.cols) > MAX_SINGLE_BLOCK:
+            return f"rows of {facts.cols} exceed one block ({MAX_SINGLE_BLOCK}); use the looped family"
+        return None
+
+    def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
+        facts, _ = self.facts(analysis)
+        if facts is None:
+            return []
+        width = next_power_of_2(facts.cols)
+        if self.looped:
+            blocks = [b for b in (4096, 8192, 2048, 16384, 1024) if b < width] or [max(16, width // 2)]
+            return dedupe([dict(BLOCK_SIZE=b, num_warps=w) for b in blocks for w in (8, 16, 4)])
+        warps = 4 if width < 2048 else 8 if width < 8192 else 16
+        rows = [r for r in (4, 1, 2, 8, 16) if r * width <= MAX_ELEMENTS_PER_PROGRAM
+                and r <= next_power_of_2(facts.rows)] or [1]
+        return dedupe([dict(BLOCK_SIZE=width, ROWS_PER_PROGRAM=r, num_warps=w)
+                       for r in rows for w in (warps, max(1, warps // 2), warps * 2)])
+
+    def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
+        facts, reason = self.facts(analysis)
+        if facts is None:
+            raise ValueError(f"{self.name} cannot render: {reason}")
+        kernel = looped_kernel(facts) if self.looped else single_block_kernel(facts)
+        body = f"{kernel}\n\n{wrapper_source(facts, params, self.looped)}"
+        elem = elem_bytes(facts.dtype)
+        reads = 2 if facts.residual else 1
+        moved = facts.rows * facts.cols * elem * (reads + (0 if facts.op == "cross_entropy" else 1))
+        passes = {"softmax": 2, "log_softmax": 2, "layer_norm": 3, "rms_norm": 2, "cross_entropy": 1}[facts.op]
+        shape = f"{facts.rows} rows x {facts.cols} cols {facts.dtype}"
+        how = (f"each row read {passes}x in chunks of {params['BLOCK_SIZE']}" if self.looped
+               else f"{params['ROWS_PER_PROGRAM']} whole rows per program")
+        doc = (f"Triton {facts.op}{' (residual add fused)' if facts.residual else ''}: {FORMULAS[facts.op]}.\n\n"
+               f"{shape}: {moved} bytes at least, no matmul FLOPs; {how}.\n"
+               f"Point: {describe_params(params)}. Generated by kernelarc ({self.name}).")
+        call = f"{facts.op}({', '.join([facts.x, *(ref for _, ref in facts.operands())])})"
+        text = f"Triton {facts.op}: {how}, fp32 statistics, one kernel instead of several passes through memory"
+        return Move(family=self.name, params=dict(params), source=module_source(analysis, doc=doc, body=body,
+                                                                                 call=call), claim=claim(text))
+
+
+FAMILIES = tuple(register_family(f) for f in (
+    TritonRowwiseFamily("triton_rowwise", looped=False),
+    TritonRowwiseFamily("triton_rowwise_looped", looped=True),
+))
+"""The registered row-wise families."""
+
+__all__ = ["FAMILIES", "RowwiseFacts", "TritonRowwiseFamily", "looped_kernel", "single_block_kernel",
+           "wrapper_source"]
