@@ -23,13 +23,7 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
-    try:
-        import torch
-
-        has_cuda = torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - torch is a dependency
-        has_cuda = False
-    if has_cuda:
+    if _has_cuda():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
@@ -45,4 +39,14 @@ def shared_dir() -> Path:
     return SHARED
 
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return False
+
+
+if not _has_cuda():  # in-process Triton tests run through the interpreter on CPU tensors
+    os.environ.setdefault("TRITON_INTERPRET", "1")
