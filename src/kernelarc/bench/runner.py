@@ -1,0 +1,82 @@
+"""`run_suite`: every task of a suite (or every task x arm x seed of the ablation), skipping what
+DIR/results.json already holds complete with the same options, saving after each one.
+
+Budget: about 120 lines.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kernelarc.bench.options import Arm, BenchOptions, options_key
+from kernelarc.bench.pipeline import run_arm, run_task
+from kernelarc.bench.report import RESULTS_MD, RESULTS_PNG, plot_results, render_markdown
+from kernelarc.bench.results import Results, RowStatus, load_results, save_results
+from kernelarc.bench.suite import SuiteError, discover
+from kernelarc.guard import resolve_device
+
+Notify = Callable[[str], None]
+"""Receives one line per step, for the person watching."""
+
+
+def _save(results: Results, out_dir: Path, command: str, versions_from: str | None) -> None:
+    results.command = command
+    results.updated_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    summary = Path(versions_from) / "summary.json" if versions_from else None
+    if summary is not None and summary.is_file():
+        results.versions = json.loads(summary.read_text()).get("versions", results.versions)
+    save_results(results, out_dir)
+    (out_dir / RESULTS_MD).write_text(render_markdown(results))
+    plot_results(results, out_dir / RESULTS_PNG)
+
+
+def run_suite(suite_dir: Path, options: BenchOptions, out_dir: Path, *, ablation: bool = False,
+              only: Sequence[str] = (), command: str = "", notify: Notify = lambda line: None) -> Results:
+    """Bench the tasks of `suite_dir` into `out_dir` (results.json, results.md, results.png).
+
+    Args:
+        ablation: run the ablation arms (each task x arm x seed) instead of the main comparison.
+        only: task names to run (default: all); rows of other tasks already in `out_dir` are kept.
+        command: the command line, recorded at the top of results.md.
+
+    Raises:
+        UserError: bad suite, unknown task name, results of another suite in `out_dir`, an unusable
+            device, or `--ablation` with fewer than 2 agents.
+    """
+    tasks = discover(suite_dir, only)
+    if ablation and options.agents < 2:
+        raise SuiteError(f"--ablation compares 1 agent with N shared-memory agents: give --agents 2 or more, "
+                         f"not {options.agents}")
+    resolve_device(options.device)  # a missing GPU is one clear line before anything runs
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = load_results(out_dir, suite_dir.resolve())
+    jobs = ([(t, arm, k) for t in tasks for arm in Arm for k in range(options.seeds)] if ablation
+            else [(t, None, None) for t in tasks])
+    for n, (entry, arm, k) in enumerate(jobs, start=1):
+        label = f"[{n}/{len(jobs)}] {entry.name}" + (f" {arm.value} seed {options.seed + k}" if arm else "")
+        if arm is None:
+            key = options_key(options.campaign_options(), options.compile_baselines)
+            old = results.row(entry.name)
+        else:
+            key = options_key(options.arm_options(arm, k), False)
+            old = results.run(entry.name, arm, options.seed + k)
+        if old is not None and old.status is RowStatus.COMPLETE and old.options_key == key:
+            notify(f"{label}: complete in {out_dir}, kept")
+            continue
+        notify(f"{label}: running")
+        if arm is None:
+            row = run_task(entry, options, out_dir)
+            results.put_row(row)
+        else:
+            row = run_arm(entry, options, arm, k, out_dir)
+            results.put_run(row)
+        _save(results, out_dir, command, row.run_dir if row.status is RowStatus.COMPLETE else None)
+        notify(f"{label}: {row.status.value}" + (f" ({row.error})" if row.error else ""))
+    _save(results, out_dir, command, None)
+    return results
+
+
+__all__ = ["Notify", "run_suite"]

@@ -1,0 +1,80 @@
+"""`kernelarc bench SUITE`: every task of a suite against eager, torch.compile and the speed of light
+(or, with --ablation, the memory ablation), into DIR/results.json, results.md and results.png."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console
+from kernelarc.cli.optimize_cmd import _backend_options
+
+
+@app.command("bench")
+def bench_command(
+    suite: Annotated[Path, typer.Argument(metavar="SUITE", help="Folder of tasks (KernelBench .py files, SOL-ExecBench problem dirs).")],
+    budget: Annotated[int, typer.Option("--budget", min=1, help="Candidates per campaign.")] = 100,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=1, help="Seconds per campaign.")] = None,
+    agents: Annotated[int, typer.Option("--agents", min=1, max=64, help="Agents per campaign (the ablation's N).")] = 4,
+    ablation: Annotated[bool, typer.Option("--ablation", help="Run the memory ablation (1 private agent, N bounded-shared, N unbounded-shared) instead of the main comparison.")] = False,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Ablation: campaigns per arm and task.")] = 3,
+    out: Annotated[Path | None, typer.Option("--out", help="Output dir (default: runs/bench-<suite>); rerun to complete it.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="Agent backend: builtin (offline), openai, anthropic, cli.")] = "builtin",
+    backend_option: Annotated[list[str], typer.Option("--backend-option", help="KEY=VALUE passed to the backend (repeatable).")] = [],  # noqa: B006
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task names to run (default: all).")] = None,
+    memory: Annotated[str, typer.Option("--memory", help="Main runs: findings kept per kernel type (unbounded, N, WINS/TRAPS).")] = "16",
+    longterm: Annotated[bool, typer.Option("--longterm", help="Let campaigns use the long-term memory (results then depend on run order).")] = False,
+    no_compile_baselines: Annotated[bool, typer.Option("--no-compile-baselines", help="Skip both torch.compile baselines (quick CPU runs).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the main runs; ablation seeds count up from it.")] = 0,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results.json on stdout at the end.")] = False,
+) -> int:
+    """Bench SUITE: per task SOL, eager, torch.compile (default, max-autotune) and a kernelarc campaign; geomeans."""
+    from kernelarc.bench import BenchOptions, RowStatus, run_suite, suite_geomeans
+    from kernelarc.bench.report import RESULTS_MD
+
+    options = BenchOptions(
+        agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
+        backend_options=_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
+        longterm=longterm, compile_baselines=not no_compile_baselines, rounds=rounds)
+    out_dir = out or Path("runs") / f"bench-{suite.name}"
+    only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()
+    command = shlex.join(["kernelarc", "bench", str(suite), *_flags(locals())])
+    err_console.print(f"bench [bold]{suite}[/] -> {out_dir} ({'ablation, ' if ablation else ''}{agents} {backend} "
+                      f"agents, budget {budget}, device {device})", highlight=False)
+    results = run_suite(suite, options, out_dir, ablation=ablation, only=only, command=command,
+                        notify=lambda line: err_console.print(line, highlight=False, markup=False))
+    runs = results.ablation if ablation else results.rows
+    mine = [r for r in runs if not only or r.task in only]
+    if not ablation:
+        g = suite_geomeans(results.rows)["speedup_vs_eager"]
+        err_console.print(f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task",
+                          highlight=False)
+    err_console.print(f"results: {out_dir / RESULTS_MD}", highlight=False)
+    if as_json:
+        print((out_dir / "results.json").read_text())
+    return EXIT_OK if all(r.status is RowStatus.COMPLETE for r in mine) else EXIT_NO_CORRECT
+
+
+_FLAG_NAMES = {"budget": "--budget", "time_limit": "--time-limit", "agents": "--agents", "seeds": "--seeds",
+               "out": "--out", "device": "--device", "backend": "--backend", "tasks": "--tasks", "memory": "--memory",
+               "seed": "--seed", "rounds": "--rounds"}
+_SWITCHES = {"ablation": "--ablation", "longterm": "--longterm", "no_compile_baselines": "--no-compile-baselines"}
+
+
+def _flags(params: dict) -> list[str]:
+    """The command line's options, rebuilt from the parsed values (for results.md)."""
+    out = []
+    for name, flag in _FLAG_NAMES.items():
+        if params[name] is not None and (name != "seeds" or params["ablation"]):
+            out += [flag, str(params[name])]
+    out += [f"--backend-option={pair}" for pair in params["backend_option"]]
+    return out + [flag for name, flag in _SWITCHES.items() if params[name]]
+
+
+__all__ = ["bench_command"]
