@@ -49,7 +49,8 @@ def assert_gate_passes(move: Move, analysis: TaskAnalysis) -> None:
     assert finding is None, finding.message
 
 
-def assert_matches_reference(move: Move, analysis: TaskAnalysis, directory: Path, seeds: tuple[int, ...] = (3,)) -> None:
+def assert_matches_reference(move: Move, analysis: TaskAnalysis, directory: Path,
+                             seeds: tuple[int, ...] = (3,)) -> None:
     """The candidate's outputs equal the reference's within the task's tolerance, on fresh inputs."""
     assert_gate_passes(move, analysis)
     module = load_generated(move.source, directory)

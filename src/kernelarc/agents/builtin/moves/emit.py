@@ -40,6 +40,18 @@ def indent(source: str, level: int = 1) -> str:
     return textwrap.indent(source, INDENT * level, lambda line: bool(line.strip()))
 
 
+def jit_kernel(name: str, args: list[str], doc: str, body: str) -> str:
+    """A `@triton.jit` function: one argument group per line (outputs, inputs, sizes, constexpr tiles,
+    each ending in a comma), a one-line docstring, the body."""
+    return (f"@triton.jit\ndef {name}(\n{indent(chr(10).join(args))}\n):\n"
+            f"{INDENT}{TRIPLE_QUOTES}{doc}{TRIPLE_QUOTES}\n{indent(body)}\n")
+
+
+def launch(kernel: str, grid: str, args: list[str]) -> str:
+    """`kernel[grid](...)` with one argument group per line."""
+    return f"{kernel}[{grid}](\n{indent(f',{chr(10)}'.join(args))},\n)"
+
+
 def init_method(analysis: TaskAnalysis) -> str:
     """`def __init__` for ModelNew: the reference's signature and body (`super().__init__()` alone if none)."""
     body = textwrap.dedent(analysis.init_source or "super().__init__()").strip("\n")
@@ -73,4 +85,5 @@ def module_source(analysis: TaskAnalysis, *, doc: str, body: str, call: str) -> 
             f"{entry_point(analysis, call)}")
 
 
-__all__ = ["INDENT", "TRITON_IMPORTS", "entry_point", "indent", "init_method", "literal", "module_source"]
+__all__ = ["INDENT", "TRITON_IMPORTS", "entry_point", "indent", "init_method", "jit_kernel", "launch", "literal",
+           "module_source"]

@@ -149,7 +149,8 @@ def kernel_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
         "    m_i = m_new",
         "acc = acc / l_i[:, None]",
     ]
-    rows = "batch * stride_{p}b + head * stride_{p}h + offs_m[:, None].to(tl.int64) * stride_{p}m + offs_d[None, :] * stride_{p}d"
+    rows = ("batch * stride_{p}b + head * stride_{p}h + offs_m[:, None].to(tl.int64) * stride_{p}m"
+            " + offs_d[None, :] * stride_{p}d")
     if facts.residual:
         lines += [f"residual = tl.load(residual_ptr + {rows.format(p='r')}, mask=m_mask[:, None], other=0.0)",
                   "acc = acc.to(out_ptr.dtype.element_ty).to(tl.float32) + residual.to(tl.float32)"

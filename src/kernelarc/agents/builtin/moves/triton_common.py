@@ -128,7 +128,8 @@ class EpilogueStep:
         """`expr` with this step applied, for docstrings: `gelu(A @ B^T + bias)`."""
         other = self.tensor if self.tensor else (literal(self.scalar) if self.scalar is not None else "")
         if self.op in SYMBOLS:
-            return f"{expr} {SYMBOLS[self.op]} {other}" if self.op in ("add", "sub") else f"({expr}) {SYMBOLS[self.op]} {other}"
+            left = expr if self.op in ("add", "sub") else f"({expr})"
+            return f"{left} {SYMBOLS[self.op]} {other}"
         if self.op in BINARY:
             return f"{self.op}({expr}, {other})"
         return f"{self.op}({expr})"

@@ -9,7 +9,7 @@ Five families share one renderer, each a variant serving one strategy:
 - `triton_gemm_splitk` (reduction): K split across programs for skinny GEMMs (small M, large K), a
   deterministic second kernel sums the fp32 partials and applies the epilogue.
 
-Reads `facts["gemm"]` (see `GemmFacts`). Imports neither torch nor triton. Budget: 400 lines.
+Reads `facts["gemm"]` (see `GemmFacts`). Imports neither torch nor triton. Budget: 450 lines.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
-from kernelarc.agents.builtin.moves.emit import indent, module_source
+from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
     EpilogueStep,
@@ -132,22 +132,18 @@ def operand_names(steps: tuple[EpilogueStep, ...]) -> list[str]:
     return names
 
 
-def _kernel_operand_args(facts: GemmFacts) -> str:
+def _kernel_operand_args(facts: GemmFacts) -> list[str]:
     """Kernel parameters for the epilogue's tensor operands: pointer, then strides for full tiles."""
-    args = []
     tensors = [s for s in facts.epilogue if s.tensor]
-    for step, name in zip(tensors, operand_names(facts.epilogue)):
-        args.append(f"{name}_ptr, stride_{name}m, stride_{name}n" if step.broadcast == "full" else f"{name}_ptr")
-    return "".join(f"{a},\n" for a in args)
+    return [f"{name}_ptr, stride_{name}m, stride_{name}n," if step.broadcast == "full" else f"{name}_ptr,"
+            for step, name in zip(tensors, operand_names(facts.epilogue))]
 
 
-def _launch_operand_args(facts: GemmFacts) -> str:
+def _launch_operand_args(facts: GemmFacts) -> list[str]:
     """Launch arguments matching `_kernel_operand_args` (full operands are flattened to [M, N])."""
-    out = []
     tensors = [s for s in facts.epilogue if s.tensor]
-    for step, name in zip(tensors, operand_names(facts.epilogue)):
-        out.append(f"{name}, {name}.stride(0), {name}.stride(1)" if step.broadcast == "full" else name)
-    return "".join(f"{a},\n" for a in out)
+    return [f"{name}, {name}.stride(0), {name}.stride(1)" if step.broadcast == "full" else name
+            for step, name in zip(tensors, operand_names(facts.epilogue))]
 
 
 def epilogue_source(facts: GemmFacts) -> str:
@@ -256,51 +252,51 @@ TMA_SCRATCH = '''def _tma_scratch(size: int, alignment: int, stream):
     return torch.empty(size, device="cuda", dtype=torch.int8)
 '''
 
-_AB_ARGS = "a_ptr, stride_am, stride_ak,\nb_ptr, stride_bk, stride_bn,\n"
-_TILE_ARGS = "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr"
+_AB_ARGS = ["a_ptr, stride_am, stride_ak,", "b_ptr, stride_bk, stride_bn,"]
+_TILE_ARGS = "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,"
+TILE_OF_PROGRAM = "pid_m, pid_n = _tile_coords(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)"
+_WS_ARGS = "ws_ptr, stride_wsk, stride_wsm, stride_wsn,"
+_SPLITK_PARTIAL = """offs_cm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+offs_cn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+ws_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+ws_ptrs = ws_ptr + pid_k * stride_wsk + offs_cm[:, None] * stride_wsm + offs_cn[None, :] * stride_wsn
+tl.store(ws_ptrs, accumulator, mask=ws_mask)"""
+_SPLITK_SUM = """pid_m = tl.program_id(0)
+pid_n = tl.program_id(1)
+offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+ws_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+ws_ptrs = ws_ptr + offs_m[:, None] * stride_wsm + offs_n[None, :] * stride_wsn
+accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+for split in tl.static_range(SPLIT_K):  # fixed order: deterministic sums
+    accumulator += tl.load(ws_ptrs + split * stride_wsk, mask=ws_mask, other=0.0)"""
 
 
 def kernels_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVariant) -> str:
     """The `@triton.jit` kernels of one variant."""
-    doc = f'"""C = {facts.formula}, tile by tile; fp32 accumulation, one cast at the store."""'
+    doc = f"C = {facts.formula}, tile by tile; fp32 accumulation, one cast at the store."
     operands = _kernel_operand_args(facts)
     mainloop, epilogue = mainloop_source(facts, params, variant), epilogue_source(facts)
     if variant is GemmVariant.SPLIT_K:
-        partial = ("offs_cm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)\n"
-                   "offs_cn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)\n"
-                   "ws_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)\n"
-                   "ws_ptrs = ws_ptr + pid_k * stride_wsk + offs_cm[:, None] * stride_wsm + offs_cn[None, :] * stride_wsn\n"
-                   "tl.store(ws_ptrs, accumulator, mask=ws_mask)")
-        reduce_body = ("offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)\n"
-                       "offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)\n"
-                       "ws_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)\n"
-                       "ws_ptrs = ws_ptr + offs_m[:, None] * stride_wsm + offs_n[None, :] * stride_wsn\n"
-                       "accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
-                       "for split in tl.static_range(SPLIT_K):  # fixed order: deterministic sums\n"
-                       "    accumulator += tl.load(ws_ptrs + split * stride_wsk, mask=ws_mask, other=0.0)")
-        return (f"@triton.jit\ndef _gemm_splitk_kernel(\n"
-                f"{indent('ws_ptr, stride_wsk, stride_wsm, stride_wsn,' + chr(10) + _AB_ARGS + 'M, N, K,')}\n"
-                f"    {_TILE_ARGS}, SPLIT_K: tl.constexpr,\n):\n"
-                f'    """Partial sums of A @ B over split pid_k\'s share of K, in fp32, into ws[pid_k]."""\n'
-                f"    pid_m, pid_n = _tile_coords(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)\n"
-                f"    pid_k = tl.program_id(1)\n{indent(mainloop)}\n{indent(partial)}\n\n\n"
-                f"@triton.jit\ndef _splitk_reduce_kernel(\n"
-                f"{indent('c_ptr, stride_cm, stride_cn,' + chr(10) + 'ws_ptr, stride_wsk, stride_wsm, stride_wsn,' + chr(10) + operands + 'M, N,')}\n"
-                f"    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,\n):\n"
-                f"    {doc}\n"
-                f"    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n"
-                f"{indent(reduce_body)}\n{indent(epilogue)}\n")
-    signature = (f"@triton.jit\ndef _gemm_kernel(\n"
-                 f"{indent('c_ptr, stride_cm, stride_cn,' + chr(10) + _AB_ARGS + operands + 'M, N, K,')}\n"
-                 f"    {_TILE_ARGS},\n):\n    {doc}\n")
+        coords = f"{TILE_OF_PROGRAM}\npid_k = tl.program_id(1)"
+        partial = jit_kernel("_gemm_splitk_kernel", [_WS_ARGS, *_AB_ARGS, "M, N, K,",
+                                                     _TILE_ARGS + " SPLIT_K: tl.constexpr,"],
+                             "Partial sums of A @ B over split pid_k's share of K, in fp32, into ws[pid_k].",
+                             f"{coords}\n{mainloop}\n{_SPLITK_PARTIAL}")
+        finish = jit_kernel("_splitk_reduce_kernel", ["c_ptr, stride_cm, stride_cn,", _WS_ARGS, *operands, "M, N,",
+                                                      "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, "
+                                                      "SPLIT_K: tl.constexpr,"],
+                            doc, f"{_SPLITK_SUM}\n{epilogue}")
+        return f"{partial}\n\n{finish}"
     if variant is GemmVariant.PERSISTENT:
         body = ("num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)\n"
                 "for tile_id in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0)):\n"
                 "    pid_m, pid_n = _tile_coords(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)\n"
                 f"{indent(mainloop)}\n{indent(epilogue)}")
     else:
-        body = f"pid_m, pid_n = _tile_coords(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)\n{mainloop}\n{epilogue}"
-    return signature + indent(body) + "\n"
+        body = f"{TILE_OF_PROGRAM}\n{mainloop}\n{epilogue}"
+    return jit_kernel("_gemm_kernel", ["c_ptr, stride_cm, stride_cn,", *_AB_ARGS, *operands, "M, N, K,", _TILE_ARGS],
+                      doc, body)
 
 
 def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVariant) -> str:
@@ -320,28 +316,24 @@ def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVarian
         *[f"{n} = {n}.reshape(M, N)" for s, n in zip(tensors, names) if s.broadcast == "full"],
         "c = torch.empty((M, N), device=a.device, dtype=a.dtype)",
     ]
-    ab_launch = f"a2, a2.stride(0), a2.stride(1),\nb, {b_strides},\n"
-    m, n, s = params["BLOCK_M"], params["BLOCK_N"], params.get("SPLIT_K")
+    ab = ["a2, a2.stride(0), a2.stride(1)", f"b, {b_strides}"]
+    m, n = params["BLOCK_M"], params["BLOCK_N"]
     tiles = f"triton.cdiv(M, {m}) * triton.cdiv(N, {n})"
+    keywords = launch_keywords({k: v for k, v in params.items() if k != "precision"})
     if variant is GemmVariant.SPLIT_K:
-        main_kw = launch_keywords({k: v for k, v in params.items() if k != "precision"})
-        reduce_kw = launch_keywords({"BLOCK_M": m, "BLOCK_N": n, "SPLIT_K": s, "num_warps": params["num_warps"]})
-        lines += [
-            f"ws = torch.empty(({s}, M, N), device=a.device, dtype=torch.float32)",
-            f"_gemm_splitk_kernel[({tiles}, {s})](\n"
-            + indent(f"ws, ws.stride(0), ws.stride(1), ws.stride(2),\n{ab_launch}M, N, K,\n{main_kw},") + "\n)",
-            f"_splitk_reduce_kernel[(triton.cdiv(M, {m}), triton.cdiv(N, {n}))](\n"
-            + indent(f"c, c.stride(0), c.stride(1),\nws, ws.stride(0), ws.stride(1), ws.stride(2),\n"
-                     f"{_launch_operand_args(facts)}M, N,\n{reduce_kw},") + "\n)",
-        ]
+        split = params["SPLIT_K"]
+        finish = launch_keywords({"BLOCK_M": m, "BLOCK_N": n, "SPLIT_K": split, "num_warps": params["num_warps"]})
+        ws = "ws, ws.stride(0), ws.stride(1), ws.stride(2)"
+        lines += [f"ws = torch.empty(({split}, M, N), device=a.device, dtype=torch.float32)",
+                  launch("_gemm_splitk_kernel", f"({tiles}, {split})", [ws, *ab, "M, N, K", keywords]),
+                  launch("_splitk_reduce_kernel", f"(triton.cdiv(M, {m}), triton.cdiv(N, {n}))",
+                         ["c, c.stride(0), c.stride(1)", ws, *_launch_operand_args(facts), "M, N", finish])]
     else:
         grid = f"(min(_num_sms(a.device), {tiles}),)" if variant is GemmVariant.PERSISTENT else f"({tiles},)"
         if variant is GemmVariant.TMA:
             lines.append("triton.set_allocator(_tma_scratch)")
-        kw = launch_keywords({k: v for k, v in params.items() if k != "precision"})
-        lines.append(f"_gemm_kernel[{grid}](\n"
-                     + indent(f"c, c.stride(0), c.stride(1),\n{ab_launch}{_launch_operand_args(facts)}M, N, K,\n{kw},")
-                     + "\n)")
+        lines.append(launch("_gemm_kernel", grid, ["c, c.stride(0), c.stride(1)", *ab, *_launch_operand_args(facts),
+                                                   "M, N, K", keywords]))
     lines.append("return c.reshape(*a.shape[:-1], N)")
     args = ", ".join(["a", "b", *names])
     doc = (f'"""C = {facts.formula} for A [..., K] and B {"[N, K]" if facts.b_layout == "nk" else "[K, N]"}; '

@@ -173,8 +173,9 @@ def wrapper_source(facts: ReductionFacts, params: dict[str, Any], split: bool) -
                      + indent(f"out,\n{x_args},\n{launch_keywords(params)},") + "\n)")
     lines.append("return out")
     dims = f"dims {f}..{last}" if last > f else f"dim {f}"
+    launches = "two launches" if split else "one launch"
     return (f"def reduce_{facts.op}(x):\n"
-            f'    """{facts.op} of x over {dims} (keepdim={facts.keepdim}); {"two launches" if split else "one launch"}."""\n'
+            f'    """{facts.op} of x over {dims} (keepdim={facts.keepdim}); {launches}."""\n'
             f"{indent(chr(10).join(lines))}\n")
 
 
