@@ -52,7 +52,10 @@ class Request:
 
 
 class ScriptedServer:
-    """Answers POSTs from a script in order; GET /v1/models lists SERVED_MODELS. Use as a context manager."""
+    """Answers POSTs from a script in order; GET /v1/models lists SERVED_MODELS. Use as a context manager.
+
+    A one-token request (`max_tokens` 1, the anthropic preflight) is answered without using the script.
+    """
 
     def __init__(self, protocol: Protocol, api_key: str = "test-key") -> None:
         self.protocol = protocol
@@ -154,6 +157,9 @@ class ScriptedServer:
                 request, ok = self._receive()
                 if not ok:
                     self._send(401, server._error(Failure(401, "bad key")))
+                    return
+                if request.body.get("max_tokens") == 1:  # a preflight ping: answered apart from the script
+                    self._send(200, server._completion(Reply("p", 1, 1), request.body.get("model", "")))
                     return
                 step = server._next()
                 if isinstance(step, Failure):

@@ -71,6 +71,7 @@ class CLIChat:
         self.model = settings.model or Path(self.args[0]).name
         self.settings = settings
         self.workspace = workspace
+        self._runs = 0
 
     def environment(self) -> dict[str, str]:
         """The command's environment: the guard's allow-list plus the variables the config passes."""
@@ -79,7 +80,9 @@ class CLIChat:
 
     def _prepare(self, messages: list[Message], kind: CallKind, ctx: AgentContext) -> tuple[Path, list[str]]:
         self.workspace.mkdir(parents=True, exist_ok=True)
-        workdir = Path(tempfile.mkdtemp(prefix=f"{ctx.agent_id}-step{ctx.step}-{kind.value}-", dir=self.workspace))
+        self._runs += 1
+        prefix = f"{ctx.agent_id}-step{ctx.step:04d}-{kind.value}-{self._runs:04d}-"  # sorts in the order run
+        workdir = Path(tempfile.mkdtemp(prefix=prefix, dir=self.workspace))
         (workdir / PROMPT_FILE).write_text(MESSAGE_SEPARATOR.join(m["content"] for m in messages))
         (workdir / INCUMBENT_FILE).write_text(ctx.incumbent_source or ctx.task.reference_source)
         (workdir / REFERENCE_FILE).write_text(ctx.task.reference_source)

@@ -61,6 +61,8 @@ BASE_URL_ENV = {BackendKind.OPENAI: "OPENAI_BASE_URL", BackendKind.ANTHROPIC: "A
 """The variable giving each SDK's server when the file gives no base_url."""
 DEFAULT_URL = {BackendKind.OPENAI: "https://api.openai.com/v1", BackendKind.ANTHROPIC: "https://api.anthropic.com"}
 """Each SDK's own server, used when neither the file nor the environment names one."""
+CLI_TIMEOUT_S = 1800.0
+"""Default seconds for one cli run: coding agents work for minutes, not seconds."""
 NO_KEY = "unused"
 """Sent as the key to servers configured with `api_key_env = ""` (the SDKs insist on one)."""
 CLI_PLACEHOLDERS = ("prompt_file", "workdir", "incumbent_file", "candidate_file")
@@ -161,14 +163,21 @@ class BackendConfig(Frozen):
     """Defaults of the openai backend."""
     anthropic: BackendSettings = BackendSettings()
     """Defaults of the anthropic backend."""
-    cli: BackendSettings = BackendSettings(timeout_s=1800.0)
-    """Defaults of the cli backend."""
+    cli: BackendSettings = BackendSettings(timeout_s=CLI_TIMEOUT_S)
+    """Defaults of the cli backend (a coding agent gets CLI_TIMEOUT_S unless the section says otherwise)."""
     agents: tuple[AgentOverride, ...] = ()
     """Per-agent overrides, applied in order over the backend's section."""
     prices: dict[str, Price] = Field(default_factory=dict)
     """Model name -> price; a model without one costs $0 toward --max-cost (config check warns)."""
     path: Path | None = Field(default=None, exclude=True)
     """The file it was read from; None for the built-in defaults."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cli_timeout(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("cli"), dict) and "timeout_s" not in data["cli"]:
+            return {**data, "cli": {**data["cli"], "timeout_s": CLI_TIMEOUT_S}}
+        return data
 
     def section(self, backend: BackendKind) -> BackendSettings:
         """The backend's defaults, before overrides."""
@@ -320,6 +329,7 @@ def _settings_problems(config: BackendConfig, backend: BackendKind, where: str, 
 
 __all__ = [
     "AgentOverride", "BASE_URL_ENV", "BackendConfig", "BackendKind", "BackendSettings", "CLI_PLACEHOLDERS",
+    "CLI_TIMEOUT_S",
     "ConfigError", "DEFAULT_URL", "KEY_ENV", "NO_KEY", "Price", "ReasoningEffort", "agent_index", "api_key", "base_url",
     "load_config", "problems",
 ]

@@ -47,7 +47,7 @@ _FENCE = re.compile(r"^```(?:python|py)[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re
 _ANY_FENCE = re.compile(r"^```.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _EDIT = re.compile(r"^<{7} SEARCH[ \t]*\n(.*?)^={7}[ \t]*\n(.*?)^>{7} REPLACE[ \t]*$", re.DOTALL | re.MULTILINE)
 _EDIT_START = re.compile(r"^<{7} SEARCH", re.MULTILINE)
-_CLAIM = re.compile(r"^[ \t*_]*CLAIM[*_]*:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_CLAIM = re.compile(r"^[ \t*_]*CLAIM[*_]*:[*_]*[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 
 class AgentStepFailed(Exception):
