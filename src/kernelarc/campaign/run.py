@@ -12,6 +12,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from kernelarc.agents.protocol import AgentFactory, get_backend
 from kernelarc.campaign.executor import LocalExecutor
@@ -72,8 +73,12 @@ def _slots(task: Task, options: CampaignOptions, store: Store, factory: AgentFac
     return slots
 
 
-def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=None) -> CampaignResult:
-    """Run a new campaign on `task_path` in `run_dir` (which must not hold one already)."""
+def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=None,
+          on_start: Callable[[Task], None] | None = None) -> CampaignResult:
+    """Run a new campaign on `task_path` in `run_dir` (which must not hold one already).
+
+    `on_start(task)` is called once every user error has been ruled out, just before anything runs.
+    """
     task = load_task(task_path)
     factory = agent_factory(options)  # a bad backend or option fails before anything is written
     if options.strategies:
@@ -82,6 +87,8 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
     db = run_dir / DB_NAME
     if db.exists():
         raise UserError(f"{run_dir} already holds a campaign: use --resume {run_dir} or another --out")
+    if on_start is not None:
+        on_start(task)
     run_dir.mkdir(parents=True, exist_ok=True)
     store = Store(db)
     store.put_meta(CampaignMeta(task_name=task.name, task_path=str(task.path), kernel_type=task.kernel_type,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console, fail
 from kernelarc.cli.progress import LiveProgress
@@ -20,6 +21,11 @@ def _backend_options(pairs: list[str]) -> dict[str, str]:
             fail(f"--backend-option expects KEY=VALUE, got {pair!r}")
         out[key.replace("-", "_")] = value
     return out
+
+
+def _option_name(field: str) -> str:
+    """The command-line option behind a CampaignOptions field (`target_sol` -> `--target-sol`)."""
+    return "--" + field.removesuffix("_s").replace("_", "-")
 
 
 @app.command("optimize")
@@ -59,18 +65,27 @@ def optimize_command(
         if task_path is None:
             fail("missing TASK (a KernelBench .py file or a SOL-ExecBench problem dir), or --resume RUN_DIR")
         task = load_task(task_path)
-        options = CampaignOptions(
-            agents=agents, strategies=tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies else (),
-            backend=backend, backend_options=_backend_options(backend_option), budget=budget, time_limit_s=time_limit,
-            plateau=plateau, memory=memory, longterm=not fresh_memory, device=device, seed=seed, target_sol=target_sol,
-            max_cost=max_cost, compile_baseline=not no_compile_baseline, rounds=rounds)
-        resolved = resolve_device(device)
-        where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+        try:
+            options = CampaignOptions(
+                agents=agents, strategies=tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies
+                else (), backend=backend, backend_options=_backend_options(backend_option), budget=budget,
+                time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
+                seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
+                rounds=rounds)
+        except ValidationError as e:
+            error = e.errors()[0]
+            fail(f"{_option_name(error['loc'][0])}: {error['msg']}, got {error['input']!r}")
         run_dir = out or Path("runs") / f"{task.name}-seed{seed}"
-        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
-                          f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; run dir {run_dir}")
+
+        def announce(task) -> None:  # after start() has ruled out every user error: an error stays one line
+            resolved = resolve_device(device)
+            where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+            err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
+                              f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
+                              f"run dir {run_dir}")
+
         with progress:
-            result = start(task_path, options, run_dir, on_progress=progress.update)
+            result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
     summary = result.summary
     if as_json:
         print(json.dumps(summary, default=str))
