@@ -47,15 +47,6 @@ class ScriptedAgent:
         return clip_reflection(f"{evaluation.verdict.value} {outcome} for: {proposal.claim}")
 
 
-def scripted_factory(steps: Sequence[Step] = ()) -> AgentFactory:
-    """The `scripted` backend: every agent plays its own copy of `steps`, named after its id."""
-
-    def make(agent_id: str, strategy: Strategy, task: Task, seed: int) -> ScriptedAgent:
-        return ScriptedAgent(steps, name=agent_id)
-
-    return make
-
-
 class FileScriptAgent:
     """Plays a JSON script indexed by the context's step, so a resumed campaign continues it exactly."""
 
@@ -70,12 +61,12 @@ class FileScriptAgent:
     reflect = ScriptedAgent.reflect
 
 
-def _scripted_maker(steps: Sequence[Step] = (), script: str | None = None) -> AgentFactory:
-    """The `scripted` backend: every agent plays `steps`; or, with `script`, a JSON file
-    {"agents": {agent_id: [proposal, ...]}, "default": [proposal, ...]} where a proposal is
-    {"source" or "source_file" (relative to the script), "claim", ...}."""
+def scripted_factory(steps: Sequence[Step] = (), script: str | None = None) -> AgentFactory:
+    """The `scripted` backend: every agent plays its own copy of `steps`, named after its id; or, with
+    `script`, a JSON file {"agents": {agent_id: [proposal, ...]}, "default": [proposal, ...]} where a
+    proposal is {"source" or "source_file" (relative to the script), "claim", ...}."""
     if script is None:
-        return scripted_factory(steps)
+        return lambda agent_id, strategy, task, seed: ScriptedAgent(steps, name=agent_id)
     path = Path(script)
     try:
         data = json.loads(path.read_text())
@@ -85,16 +76,23 @@ def _scripted_maker(steps: Sequence[Step] = (), script: str | None = None) -> Ag
     def resolve(step: dict) -> dict:
         step = dict(step)
         if "source_file" in step:
-            step["source"] = (path.parent / step.pop("source_file")).read_text()
+            source = path.parent / step.pop("source_file")
+            try:
+                step["source"] = source.read_text()
+            except OSError as e:
+                raise UserError(f"the scripted backend's script {path} names a source it cannot read: {e}") from None
         return step
 
+    # resolved now, so that a bad script fails before the campaign writes anything
+    scripts = {agent_id: [resolve(s) for s in steps] for agent_id, steps in data.get("agents", {}).items()}
+    default = [resolve(s) for s in data.get("default", [])]
+
     def make(agent_id: str, strategy: Strategy, task: Task, seed: int) -> FileScriptAgent:
-        return FileScriptAgent([resolve(s) for s in data.get("agents", {}).get(agent_id, data.get("default", []))],
-                               name=agent_id)
+        return FileScriptAgent(scripts.get(agent_id, default), name=agent_id)
 
     return make
 
 
-register_backend("scripted", _scripted_maker)
+register_backend("scripted", scripted_factory)
 
 __all__ = ["FileScriptAgent", "ScriptedAgent", "Step", "scripted_factory"]
