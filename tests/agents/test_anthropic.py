@@ -10,7 +10,7 @@ from kernelarc.agents import AgentContext
 from kernelarc.agents.anthropic import anthropic_factory
 from kernelarc.agents.config import BackendConfig, ConfigError
 from kernelarc.agents.llm import AgentStepFailed
-from kernelarc.agents.usage import Budget, MemoryRecorder, Recorders
+from kernelarc.agents.usage import Budget, MemoryRecorder
 from kernelarc.strategies import get_strategy
 
 from .servers import Failure, Reply, ScriptedServer, anthropic_server, closed_port_url, fenced  # noqa: F401

@@ -15,7 +15,8 @@ from kernelarc.agents.llm import AgentStepFailed
 from kernelarc.agents.usage import MemoryRecorder
 from kernelarc.strategies import get_strategy
 
-INCUMBENT = "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+INCUMBENT = ("import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+             "        return torch.relu(x)\n")
 
 FAKE_AGENT = '''
 import argparse, os, pathlib, sys, time

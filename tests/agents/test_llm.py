@@ -19,7 +19,8 @@ from kernelarc.strategies import get_strategy
 
 from .servers import fenced, openai_server  # noqa: F401
 
-INCUMBENT = "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+INCUMBENT = ("import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+             "        return torch.relu(x)\n")
 EDIT = "<<<<<<< SEARCH\n        return torch.relu(x)\n=======\n        return x.clamp(min=0)\n>>>>>>> REPLACE\n"
 
 

@@ -193,7 +193,8 @@ def prompt_variables(ctx: AgentContext, device: str, reply_format: ReplyFormat) 
     return dict(
         strategy=ctx.strategy, task=_task_variables(ctx.task), device=device, reply_format=reply_format,
         incumbent=dict(id=ctx.incumbent_id, source=ctx.incumbent_source and ctx.incumbent_source.strip(),
-                       speedup=_format_ratio(ctx.incumbent_speedup), latency_ms=_format_ratio(ctx.incumbent_latency_ms)),
+                       speedup=_format_ratio(ctx.incumbent_speedup),
+                       latency_ms=_format_ratio(ctx.incumbent_latency_ms)),
         verdicts=[dict(candidate_id=v.candidate_id, verdict=v.verdict.value, status=v.status.value, claim=v.claim,
                        speedup=_format_ratio(v.speedup), reason=_clipped(v.reason, SHOWN_REASON_CHARS))
                   for v in ctx.last_verdicts],
@@ -314,8 +315,8 @@ ChatMaker = Callable[[BackendSettings], ChatModel]
 """Builds a backend's ChatModel for one agent's settings; raises ConfigError when they cannot work."""
 
 
-def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendConfig | None, recorder: CallRecorder | None,
-                model: str | None, device: str, check: bool) -> AgentFactory:
+def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendConfig | None,
+                recorder: CallRecorder | None, model: str | None, device: str, check: bool) -> AgentFactory:
     """The AgentFactory of a model backend: one LLMAgent per agent, with that agent's settings and price.
 
     Args:
@@ -368,7 +369,7 @@ def _reflection(text: str) -> str:
 
 
 __all__ = [
-    "AgentStepFailed", "ChatMaker", "ChatModel", "Completion", "check_backend", "llm_factory", "LLMAgent", "Message", "ModelCallError", "PROPOSE_ATTEMPTS",
-    "ParsedReply", "ReplyError", "ReplyFormat", "apply_edits", "parse_reply", "prompt_variables",
-    "reflect_variables",
+    "AgentStepFailed", "ChatMaker", "ChatModel", "Completion", "LLMAgent", "Message", "ModelCallError",
+    "PROPOSE_ATTEMPTS", "ParsedReply", "ReplyError", "ReplyFormat", "apply_edits", "check_backend", "llm_factory",
+    "parse_reply", "prompt_variables", "reflect_variables",
 ]

@@ -22,8 +22,9 @@ WARNING = "warning:"
 def check_command(
     config: Annotated[Path | None, typer.Option("--config", help="Configuration file (.toml, .yaml); default: none, "
                                                                  "environment variables only.")] = None,
-    backend: Annotated[str | None, typer.Option("--backend", help="Backend the campaign would use (openai, "
-                                                                  "anthropic, cli); default: the file's `backend`.")] = None,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help="Backend the campaign would use (openai, anthropic, cli); default: the file's `backend`.",
+    )] = None,
     online: Annotated[bool, typer.Option("--online", help="Also reach every server and model in use "
                                                           "(a model list or a one-token message).")] = False,
 ) -> int:
