@@ -157,7 +157,8 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[di
                 step["approximate"] = user.kwargs.get("approximate", user.args[1] if len(user.args) > 1 else "none")
             if op == "leaky_relu":
                 step["negative_slope"] = float(user.args[1]) if len(user.args) > 1 else 0.01
-        elif op in BINARY_EPILOGUE and len(user.args) >= 2 and out in user.args[:2] and user.kwargs.get("alpha", 1) == 1:
+        elif (op in BINARY_EPILOGUE and len(user.args) >= 2 and out in user.args[:2]
+              and user.kwargs.get("alpha", 1) == 1):
             other = user.args[1] if user.args[0] == out else user.args[0]
             if op in ("sub", "div") and user.args[0] != out:
                 break

@@ -130,13 +130,13 @@ def pytorch_module(analysis: TaskAnalysis, *, doc: str, body: str, helpers: str 
         init = init_method(analysis) + (f"\n{indent(init_extra)}" if init_extra.strip() else "")
         forward = f"def forward({analysis.forward_signature}):\n{indent(body)}"
         members = [indent(init), indent(forward)] + ([indent(eager)] if eager else [])
+        doc_line = f'{INDENT}"""The reference\'s layers; forward as the module docstring says."""\n\n'
         parts = [head, analysis.support_source, helpers,
-                 'class ModelNew(nn.Module):\n' + INDENT + '"""The reference\'s layers; forward as the docstring above says."""\n\n'
-                 + "\n\n".join(members)]
+                 "class ModelNew(nn.Module):\n" + doc_line + "\n\n".join(members)]
     else:
         parts = [head, eager, helpers, f"def run({analysis.forward_signature}):\n{indent(body)}"]
     return "\n\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
 
 
-__all__ = ["EAGER_NAME", "PYTORCH_IMPORTS", "call_args", "code", "device_source", "emit_reason", "forward_body", "node_line",
-           "pytorch_module", "source_of"]
+__all__ = ["EAGER_NAME", "PYTORCH_IMPORTS", "call_args", "code", "device_source", "emit_reason", "forward_body",
+           "node_line", "pytorch_module", "source_of"]

@@ -48,7 +48,8 @@ class LibraryGemm:
         gemm = analysis.facts["gemm"]
         first = gemm["epilogue"][0]["op"] if gemm["epilogue"] else None
         act = first == "relu" or (first == "gelu" and gemm["epilogue"][0].get("approximate") in ("none", "tanh"))
-        forms = ([{"form": "addmm_activation"}] if act and gemm["bias"] else []) + [{"form": "addmm"}, {"form": "linear"}]
+        forms = [{"form": "addmm_activation"}] if act and gemm["bias"] else []
+        forms += [{"form": "addmm"}, {"form": "linear"}]
         return [p for p in forms if p["form"] != gemm["form"] and (p["form"] != "linear" or gemm["trans_b"])]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:

@@ -74,11 +74,13 @@ _COMPILED = '''class _CompiledCall:
 
     def __init__(self, fn):
         self.fn = fn
-        self.compiled = torch.compile(fn, mode="{mode}", dynamic=False)
+        self.compiled = None
 
     def __call__(self, *args):
         if not _on_gpu(args):
             return self.fn(*args)
+        if self.compiled is None:
+            self.compiled = torch.compile(self.fn, mode="{mode}", dynamic=False)
         return {result}
 '''
 

@@ -1,0 +1,151 @@
+"""One agent's search over its move families, guided by what the guard measured.
+
+First every applicable family's starting point (a point recalled as a win on this kernel type, or
+the family's default), then a UCB bandit picks a family by the log-speedups it earned, and inside it
+coordinate descent moves one parameter at a time away from the family's best measured point. Points
+the shared memory records as traps, and points a family says need more shared memory than one H200
+block has, are never proposed. Ties are broken by a `random.Random(seed)`, so a search repeats
+exactly given its seed and measurements. Imports without torch. Budget: about 200 lines.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from kernelarc.agents.builtin.moves.base import MoveFamily, TaskAnalysis
+from kernelarc.agents.builtin.moves.triton_common import SMEM_PER_BLOCK_BYTES
+from kernelarc.agents.builtin.notation import point_key
+
+UCB_EXPLORATION = 0.5
+"""Weight of the exploration term; rewards are natural-log speedups, so 0.5 is about a 1.6x bonus."""
+REJECT_REWARD = -1.0
+"""Reward of a point the guard rejected (as bad as a 2.7x slowdown)."""
+
+
+@dataclass
+class FamilyState:
+    """What the search knows about one family."""
+
+    family: MoveFamily
+    """The family."""
+    points: list[dict[str, Any]]
+    """Its parameter space, most promising first."""
+    tried: dict[str, float] = field(default_factory=dict)
+    """Point key -> reward (log speedup over the reference, or REJECT_REWARD)."""
+    best: dict[str, Any] | None = None
+    """The best measured point so far."""
+    best_reward: float = -math.inf
+    """Its reward."""
+
+    def mean(self) -> float:
+        return sum(self.tried.values()) / len(self.tried) if self.tried else 0.0
+
+
+class Search:
+    """Chooses the next (family, params) to propose and learns from each measured result."""
+
+    def __init__(self, analysis: TaskAnalysis, families: Iterable[MoveFamily], seed: int = 0):
+        self.analysis = analysis
+        self.rng = random.Random(seed)
+        self.skipped: dict[str, str] = {}
+        """Family name -> why it does not apply (recorded, never attempted)."""
+        self.states: dict[str, FamilyState] = {}
+        for family in families:
+            self.add_family(family)
+        self.traps: set[str] = set()
+        """Point keys never to propose (recalled traps, oversized configs)."""
+        self.preferred: list[tuple[str, dict[str, Any]]] = []
+        """Points to try before anything else (recalled wins, the leader's point), in order."""
+        self.proposed: set[str] = set()
+        """Point keys handed out by `next` (measured or not: a point is proposed once)."""
+
+    def add_family(self, family: MoveFamily) -> bool:
+        """Start searching `family` too (a borrowed one, say); False when it does not apply."""
+        if family.name in self.states:
+            return True
+        reason = family.applies(self.analysis)
+        if reason is not None:
+            self.skipped[family.name] = reason
+            return False
+        self.states[family.name] = FamilyState(family, list(family.space(self.analysis)))
+        return True
+
+    def avoid(self, family: str, params: dict[str, Any]) -> None:
+        """Never propose this point (a trap recorded in the shared memory)."""
+        self.traps.add(point_key(family, params))
+
+    def prefer(self, family: str, params: dict[str, Any]) -> None:
+        """Try this point early (a win on similar shapes, or the leader's kernel)."""
+        if (family, params) not in self.preferred:
+            self.preferred.append((family, params))
+
+    def record(self, family: str, params: dict[str, Any], speedup: float | None) -> None:
+        """The guard's result for a point: its speedup over the reference, None if rejected."""
+        state = self.states.get(family)
+        if state is None:
+            return
+        reward = math.log(speedup) if speedup else REJECT_REWARD
+        state.tried[point_key(family, params)] = reward
+        if reward > state.best_reward:
+            state.best, state.best_reward = dict(params), reward
+
+    def open_points(self, state: FamilyState) -> list[dict[str, Any]]:
+        """The family's points not yet proposed, not traps and within the shared-memory limit, in its order."""
+        return [p for p in state.points if point_key(state.family.name, p) not in self.proposed
+                and point_key(state.family.name, p) not in self.traps and self._fits(state.family, p)]
+
+    def _fits(self, family: MoveFamily, params: dict[str, Any]) -> bool:
+        resources = getattr(family, "resources", None)
+        if resources is None:
+            return True
+        need = resources(params, self.analysis)
+        smem = need.get("smem_bytes", 0) if isinstance(need, dict) else need
+        return smem <= SMEM_PER_BLOCK_BYTES
+
+    def next(self, exclude: Iterable[str] = ()) -> tuple[MoveFamily, dict[str, Any]] | None:
+        """The next point to propose, from families not in `exclude`; None when all are exhausted."""
+        excluded = set(exclude)
+        choice = self._choose({n: s for n, s in self.states.items() if n not in excluded and self.open_points(s)})
+        if choice is not None:
+            self.proposed.add(point_key(choice[0].name, choice[1]))
+        return choice
+
+    def _choose(self, live: dict[str, FamilyState]) -> tuple[MoveFamily, dict[str, Any]] | None:
+        if not live:
+            return None
+        for family, params in self.preferred:
+            state = live.get(family)
+            if state is not None and params in self.open_points(state):
+                return state.family, dict(params)
+        untried = [s for s in live.values() if not s.tried]
+        if untried:
+            state = untried[0]
+            return state.family, self.open_points(state)[0]
+        state = self._ucb_pick(list(live.values()))
+        return state.family, self._descend(state)
+
+    def _ucb_pick(self, states: list[FamilyState]) -> FamilyState:
+        total = sum(len(s.tried) for s in states)
+        scores = [max(s.best_reward, s.mean()) + UCB_EXPLORATION * math.sqrt(math.log(total) / len(s.tried))
+                  for s in states]
+        top = max(scores)
+        return self.rng.choice([s for s, v in zip(states, scores) if v == top])
+
+    def _descend(self, state: FamilyState) -> dict[str, Any]:
+        """An open point one parameter away from the family's best, else its next open point."""
+        open_points = self.open_points(state)
+        best = state.best or {}
+        neighbours = [p for p in open_points
+                      if set(p) == set(best) and sum(p[k] != best[k] for k in p) == 1]
+        return (neighbours or open_points)[0]
+
+    def best_family(self) -> str | None:
+        """The family holding the best measured point, or None before any measurement."""
+        measured = [s for s in self.states.values() if s.tried]
+        return max(measured, key=lambda s: s.best_reward).family.name if measured else None
+
+
+__all__ = ["FamilyState", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]

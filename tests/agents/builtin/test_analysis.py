@@ -1,0 +1,83 @@
+"""analyze(): graph capture on meta tensors, source parts, pattern facts, failures recorded."""
+
+from __future__ import annotations
+
+import resource
+
+import pytest
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.pytorch_source import EAGER_NAME
+from kernelarc.task import load_task
+
+from tests.agents.builtin.builtin_tasks import DATA_DEPENDENT_TASK, example_analysis, task_file
+
+
+def test_linear_gelu_gives_gemm_with_bias_and_epilogue():
+    a = example_analysis("kernelbench/gemm_bias_gelu_small.py")
+    assert [n.target for n in a.nodes] == ["aten.linear", "aten.gelu"]
+    assert a.input_names == ("x",) and a.param_names == ("self.linear.weight", "self.linear.bias")
+    gemm = a.facts["gemm"]
+    assert (gemm["M"], gemm["N"], gemm["K"]) == (64, 128, 128)
+    assert gemm["a"] == "x" and gemm["b"] == "self.linear.weight" and gemm["trans_b"]
+    assert gemm["bias"] == "self.linear.bias"
+    assert [(s["op"], s["approximate"]) for s in gemm["epilogue"]] == [("gelu", "none")]
+    assert gemm["out"] == a.output_names[0] == "v_gelu"
+    assert "self.linear = nn.Linear(in_features, out_features)" in a.init_source
+    assert a.init_signature == "self, in_features: int, out_features: int"
+    assert f"def {EAGER_NAME}(self, x" in a.eager_source
+    assert a.facts["launch_bound"] and a.facts["emit_blocker"] is None
+
+
+def test_unrolled_column_sums_fold_into_one_reduction():
+    red = example_analysis("kernelbench/slow_sum.py").facts["reduction"]
+    assert (red["op"], red["input"], red["dims"], red["keepdim"], red["unrolled"]) == ("sum", "x", [1], True, 256)
+
+
+@pytest.mark.parametrize("relative, key, expected", [
+    ("kernelbench/softmax_small.py", "rowwise", {"op": "softmax", "form": "fused", "rows": 32, "cols": 781}),
+    ("kernelbench/relu_small.py", "elementwise", {"inputs": ["x"], "numel": 64000}),
+    ("sol/rmsnorm_small", "rowwise", {"op": "rms_norm", "form": "decomposed", "cols": 256, "eps": "eps"}),
+])
+def test_pattern_facts_of_examples(relative, key, expected):
+    fact = example_analysis(relative).facts[key]
+    assert {k: fact[k] for k in expected} == expected
+
+
+def test_sol_float_scalar_is_traced_as_its_input_so_all_workloads_share_one_graph():
+    a = example_analysis("sol/rmsnorm_small")
+    assert a.facts["emit_blocker"] is None
+    assert a.input_names == ("hidden_states", "weight", "eps") and a.init_source is None
+    assert any("eps" in n.args for n in a.nodes)
+    assert f"def {EAGER_NAME}(hidden_states" in a.eager_source
+
+
+def test_untraceable_forward_is_recorded_not_raised(tmp_path):
+    a = analyze(task_file(tmp_path, "data_dependent", DATA_DEPENDENT_TASK))
+    assert a.nodes == () and a.capture_error
+    assert a.facts["emit_blocker"].startswith("graph capture failed")
+    assert a.eager_source  # the scheduling moves can still transplant it
+
+
+SHARED_CASES = [
+    ("level2/12_Gemm_Multiply_LeakyReLU.py", "gemm",
+     {"M": 1024, "N": 8192, "K": 8192,
+      "epilogue": [{"op": "mul", "scalar": 2.0, "node": "v_mul"},
+                   {"op": "leaky_relu", "negative_slope": 0.1, "node": "v_leaky_relu"}]}),
+    ("level1/97_ScaledDotProductAttention.py", "attention", {"form": "sdpa", "q": "Q", "shape": (32, 32, 512, 1024)}),
+    ("level1/95_CrossEntropyLoss.py", "rowwise", {"op": "cross_entropy", "target": "targets", "cols": 4096}),
+    ("level1/40_LayerNorm.py", "rowwise", {"op": "layer_norm", "weight": "self.ln.weight", "eps": 1e-05}),
+    ("level2/1_Conv2D_ReLU_BiasAdd.py", "conv", {"dims": 2, "weight": "self.conv.weight"}),
+    ("level1/19_ReLU.py", "elementwise", {"numel": 4096 * 393216}),
+]
+
+
+def test_shared_kernelbench_tasks_are_analysed_without_allocating_them(shared_dir):
+    for relative, key, expected in SHARED_CASES:
+        path = shared_dir / "kernelbench_examples" / relative
+        if not path.is_file():
+            pytest.skip(f"{path} is absent")
+        fact = analyze(load_task(path)).facts[key]
+        assert {k: fact[k] for k in expected} == expected, relative
+    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    assert peak_gib < 3, f"peak RSS {peak_gib:.1f} GiB: a task's tensors were allocated for real"

@@ -1,0 +1,94 @@
+"""The library, precision and scheduling move families: sources that pass the real guard on the CPU,
+sources the static gate accepts for every point, and the reasons a family gives where it does not apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.guard import GuardSettings, Verdict, candidate_from_source, evaluate
+from kernelarc.guard.gate import check_source
+from kernelarc.task import load_task
+from kernelarc.task.model import TaskFormat
+
+from tests.agents.builtin.builtin_tasks import (
+    CONV_TASK, FAST_GUARD, FIXTURE_TASKS, example, example_analysis, task_file,
+)
+
+MINE = ("library", "precision", "scheduling")
+LOOSE_GUARD = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, atol=1e-2, rtol=1e-2)
+"""For the precision move: bf16 inputs are outside fp32's 1e-4 tolerance; the guard, not the move, says so."""
+
+
+def _judge(task, analysis, family_name, settings=FAST_GUARD):
+    family = get_family(family_name)
+    assert family.applies(analysis) is None, family.applies(analysis)
+    move = family.render(analysis, family.space(analysis)[0])
+    assert move.family == family_name and len(move.claim) <= 160
+    return evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=settings)
+
+
+@pytest.mark.parametrize("relative, family, settings", [
+    ("kernelbench/gemm_bias_gelu_small.py", "library_gemm", FAST_GUARD),
+    ("kernelbench/slow_sum.py", "library_ops", FAST_GUARD),
+    ("kernelbench/gemm_bias_gelu_small.py", "precision_lowp_gemm", LOOSE_GUARD),
+    ("kernelbench/relu_small.py", "cuda_graph", FAST_GUARD),
+    ("sol/rmsnorm_small", "torch_compile", FAST_GUARD),
+])
+def test_default_point_passes_the_guard_on_cpu(relative, family, settings):
+    evaluation = _judge(example(relative), example_analysis(relative), family, settings)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+def test_sdpa_backend_point_passes_the_guard_on_cpu():
+    task = load_task(FIXTURE_TASKS / "builtin_attention.py")
+    evaluation = _judge(task, analyze(task), "library_sdpa")
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+def test_channels_last_conv_passes_the_guard_on_cpu(tmp_path):
+    task = task_file(tmp_path, "conv_tiny", CONV_TASK)
+    evaluation = _judge(task, analyze(task), "library_channels_last")
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+def test_unrolled_sum_becomes_one_call():
+    analysis = example_analysis("kernelbench/slow_sum.py")
+    source = get_family("library_ops").render(analysis, {"ops": "sum"}).source
+    assert "torch.sum(x, dim=[1], keepdim=True)" in source and "slice" not in source
+
+
+@pytest.mark.parametrize("relative", ["kernelbench/gemm_bias_gelu_small.py", "kernelbench/slow_sum.py",
+                                      "kernelbench/softmax_small.py", "kernelbench/relu_small.py", "sol/rmsnorm_small"])
+def test_every_point_of_every_applicable_family_passes_the_static_gate(relative):
+    analysis = example_analysis(relative)
+    entry = "ModelNew" if analysis.task.format is TaskFormat.KERNELBENCH else "run"
+    rendered = 0
+    for strategy in MINE:
+        for family in families_for(strategy):
+            if family.applies(analysis) is None:
+                for params in family.space(analysis):
+                    finding = check_source(family.render(analysis, params).source, entry=entry)
+                    assert finding is None, (family.name, params, finding)
+                    rendered += 1
+    assert rendered >= 3
+
+
+@pytest.mark.parametrize("family, relative, reason", [
+    ("library_gemm", "kernelbench/slow_sum.py", "no GEMM in the task"),
+    ("precision_lowp_gemm", "kernelbench/relu_small.py", "no GEMM in the task"),
+    ("library_sdpa", "kernelbench/softmax_small.py", "no attention"),
+    ("library_channels_last", "kernelbench/gemm_bias_gelu_small.py", "no convolution in the task"),
+    ("library_ops", "kernelbench/softmax_small.py", "nothing hand-written"),
+])
+def test_family_says_why_it_does_not_apply(family, relative, reason):
+    assert get_family(family).applies(example_analysis(relative)).startswith(reason)
+
+
+def test_launch_bound_and_precision_reasons(tmp_path):
+    big = task_file(tmp_path, "big_relu", example("kernelbench/relu_small.py").reference_source
+                    .replace("ROWS = 64", "ROWS = 4096").replace("COLS = 1000", "COLS = 4096"))
+    assert get_family("cuda_graph").applies(analyze(big)).startswith("not launch-bound")
+    fp16 = analyze(load_task(FIXTURE_TASKS / "builtin_gemm_skinny_fp16.py"))
+    assert get_family("precision_lowp_gemm").applies(fp16) == "the GEMM already runs in float16"
