@@ -10,6 +10,7 @@ from kernelarc.agents.config import (
     BackendConfig, BackendKind, ConfigError, api_key, base_url, load_config, problems,
 )
 from kernelarc.cli.app import run_app
+from kernelarc.strategies import get_strategy
 
 TOML = """
 backend = "openai"
@@ -104,6 +105,15 @@ def test_invalid_files_say_what_is_wrong_one_line_each(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
         load_config(path)
+
+
+def test_a_backend_takes_the_config_file_path_as_the_campaign_passes_it(tmp_path, task):
+    from kernelarc.agents.cli import cli_factory
+
+    path = tmp_path / "backends.toml"
+    path.write_text(f"[cli]\ncommand = '{sys.executable} -c pass'\nmodel = 'stand-in'\n")
+    agent = cli_factory(str(path))("a0", get_strategy("fusion"), task, 0)
+    assert agent.chat.model == "stand-in"
 
 
 def test_missing_file_and_unknown_suffix(tmp_path):

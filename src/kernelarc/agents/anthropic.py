@@ -6,6 +6,8 @@ overload are the SDK's own (`max_retries`), as is the timeout. Registers on impo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anthropic
 
 from kernelarc.agents.config import (
@@ -90,7 +92,7 @@ def preflight(settings: BackendSettings) -> None:
         client.close()
 
 
-def anthropic_factory(config: BackendConfig | None = None, recorder: CallRecorder | None = None, *,
+def anthropic_factory(config: BackendConfig | str | Path | None = None, recorder: CallRecorder | None = None, *,
                       model: str | None = None, device: str = "cuda", check: bool = True) -> AgentFactory:
     """The `anthropic` backend's AgentFactory (see `llm_factory` for the arguments)."""
     return llm_factory(BackendKind.ANTHROPIC, AnthropicChat, config=config, recorder=recorder, model=model,

@@ -134,7 +134,7 @@ def default_workspace() -> Path:
     return Path(tempfile.gettempdir()) / "kernelarc-cli"
 
 
-def cli_factory(config: BackendConfig | None = None, recorder: CallRecorder | None = None, *,
+def cli_factory(config: BackendConfig | str | Path | None = None, recorder: CallRecorder | None = None, *,
                 workspace: Path | None = None, model: str | None = None, device: str = "cuda",
                 check: bool = True) -> AgentFactory:
     """The `cli` backend's AgentFactory (see `llm_factory`); `workspace` holds one folder per call."""

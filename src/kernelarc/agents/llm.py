@@ -16,9 +16,10 @@ import json
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Literal, Protocol, TypeVar
 
-from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings, Price
+from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings, Price, load_config
 from kernelarc.agents.prompts import render
 from kernelarc.agents.protocol import AgentContext, AgentFactory, Proposal, clip_reflection
 from kernelarc.agents.usage import CallRecorder, MemoryRecorder, cost_usd
@@ -315,14 +316,15 @@ ChatMaker = Callable[[BackendSettings], ChatModel]
 """Builds a backend's ChatModel for one agent's settings; raises ConfigError when they cannot work."""
 
 
-def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendConfig | None,
+def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendConfig | str | Path | None,
                 recorder: CallRecorder | None, model: str | None, device: str, check: bool) -> AgentFactory:
     """The AgentFactory of a model backend: one LLMAgent per agent, with that agent's settings and price.
 
     Args:
         backend: which section and overrides of `config` apply.
         make_chat: the backend's ChatModel constructor.
-        config: the configuration file's contents; None: defaults and the environment only.
+        config: the configuration, or the path of its file (`--backend-option config=FILE`); None: defaults
+            and the environment only.
         recorder: where every call goes (the campaign passes `Recorders(StoreRecorder(store), budget)`);
             None keeps them in a `MemoryRecorder`.
         model: the `--model` option, replacing the section's model.
@@ -332,7 +334,7 @@ def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendCo
     Raises:
         ConfigError: with `check`, a key is missing, a server unreachable or a model unknown.
     """
-    config = (config or BackendConfig()).with_model(backend, model)
+    config = (config if isinstance(config, BackendConfig) else load_config(config)).with_model(backend, model)
     recorder = recorder if recorder is not None else MemoryRecorder()
     if check:
         check_backend(config, backend)

@@ -8,6 +8,8 @@ Budget: 120 lines.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import openai
 
 from kernelarc.agents.config import (
@@ -88,7 +90,7 @@ def preflight(settings: BackendSettings) -> None:
         raise ConfigError(f"model {model!r} is not served by {url}; it serves: {', '.join(sorted(served)[:10])}")
 
 
-def openai_factory(config: BackendConfig | None = None, recorder: CallRecorder | None = None, *,
+def openai_factory(config: BackendConfig | str | Path | None = None, recorder: CallRecorder | None = None, *,
                    model: str | None = None, device: str = "cuda", check: bool = True) -> AgentFactory:
     """The `openai` backend's AgentFactory (see `llm_factory` for the arguments)."""
     return llm_factory(BackendKind.OPENAI, OpenAIChat, config=config, recorder=recorder, model=model, device=device,
