@@ -21,7 +21,7 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   `attn_mask`, `node` (sdpa, or the second matmul), `out`, `shape` (of q), `dtype`.
 - `conv`: `node`, `target`, `input`, `weight`, `bias`, `dims`.
 The analysis adds `emit_blocker` (why the graph cannot be re-emitted as code, or None),
-`launch_bound` and `total_elements`. Imports without torch. Budget: about 250 lines.
+`launch_bound` and `total_elements`. Imports without torch. Budget: about 360 lines.
 """
 
 from __future__ import annotations
