@@ -1,0 +1,61 @@
+"""Plateau -> draft -> restart -> retire, with `--plateau 1` so that each REVERT is a plateau.
+
+    a0: fast (KEEP), gated (REJECT: moves no counter), loop_rows (REVERT: 1st plateau, must draft),
+        fast_retuned (only literals of fast changed: refused, not evaluated), loop_twice (a real
+        draft, REVERT: 2nd plateau, restart from a1's best), slow_stack (REVERT against a1's kernel:
+        3rd plateau, retired), fast (never asked for)
+    a1: fast_alt (KEEP), then nothing more (retired): every agent retired stops the campaign.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kernelarc.campaign import StopReason, start
+from kernelarc.campaign.drafting import DRAFT_INSTRUCTION
+
+from campaign.runs import SLOW_SUM, open_store, options, proposal, scripted_agents, scripted_backend, source
+
+A0, A1 = "a0-reduction", "a1-memory"
+
+
+def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
+    a0, a1 = scripted_agents(
+        [proposal(n) for n in ("fast", "gated", "loop_rows", "fast_retuned", "loop_twice", "slow_stack", "fast")],
+        [proposal("fast_alt")],
+    )
+    result = start(SLOW_SUM, options(agents=2, strategies=("reduction", "memory"), plateau=1,
+                                     backend=scripted_backend([a0, a1])), tmp_path)
+    store = open_store(tmp_path)
+    ids = {c.source: c.id for c in store.candidates()}
+    fast, fast_alt = ids[source("fast")], ids[source("fast_alt")]
+    seen = a0.contexts
+
+    assert [c.step for c in seen] == [0, 1, 2, 3, 4, 5]  # asked six times, then retired
+    assert [c.must_draft for c in seen] == [False, False, False, True, True, False]
+    assert seen[3].draft_instruction == DRAFT_INSTRUCTION
+    # the refused draft: logged, never a candidate, the obligation stands
+    (refused,) = store.events("draft_refused")
+    assert (refused.agent_id, refused.payload["step"]) == (A0, 3)
+    assert source("fast_retuned") not in ids
+    assert seen[4].incumbent_id == fast
+    # the real draft was judged against a0's own best; the restart moved a0 onto a1's
+    assert store.evaluation(ids[source("loop_twice")]).against_incumbent_id == fast
+    assert seen[5].incumbent_id == fast_alt and seen[5].incumbent_source == source("fast_alt")
+    assert seen[5].incumbent_speedup == store.agent(A1).state.incumbent_speedup
+    assert store.evaluation(ids[source("slow_stack")]).against_incumbent_id == fast_alt
+
+    verdicts = [r.evaluation.verdict.value for r in store.evaluations(A0)]
+    assert verdicts == ["KEEP", "REJECT", "REVERT", "REVERT", "REVERT"]
+    plateau_events = [(e.kind, e.payload["candidate_id"]) for e in store.events(agent_id=A0) if e.kind.startswith("plateau")]
+    assert plateau_events == [("plateau_draft", ids[source("loop_rows")]), ("plateau_restart", ids[source("loop_twice")]),
+                              ("plateau_retire", ids[source("slow_stack")])]
+    state = store.agent(A0).state
+    assert state.retired and state.drafts == 3 and not state.must_draft
+
+    assert result.stop_reason is StopReason.ALL_RETIRED
+    assert store.get_meta().stop_reason == "all_agents_retired"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["stop_reason"] == "all_agents_retired"
+    assert summary["candidates"] == 6  # the refused draft did not count
+    assert [a["retired"] for a in summary["agents"]] == [True, True]

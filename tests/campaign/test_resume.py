@@ -1,0 +1,82 @@
+"""`kill -9` a real `kernelarc optimize` mid-run, then `--resume`: nothing lost, nothing judged twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kernelarc.campaign.run import DB_NAME
+from kernelarc.cli.main import run_app
+
+from campaign.runs import CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store
+
+KILL_DEADLINE_S = 300.0
+"""Longest wait for the run to reach the kill point (worker start-up is slow on a loaded CPU)."""
+SCRIPTED = [CANDIDATES / f"{name}.py" for name in ("fast", "loop_rows", "wrong", "gated")]
+
+
+def judged_and_pending(db: Path) -> tuple[int, int]:
+    """Agents' candidates judged and waiting, read without writing (the run owns the database)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return conn.execute(
+            "SELECT COUNT(e.id), COUNT(*) - COUNT(e.id) FROM candidates c LEFT JOIN evaluations e"
+            " ON e.candidate_id = c.id WHERE c.agent_id IS NOT NULL").fetchone()
+    except sqlite3.OperationalError:  # not created or not migrated yet
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def run_until_killed(run_dir: Path) -> tuple[int, int]:
+    """Start the campaign in a subprocess; SIGKILL its process group once one candidate is judged and another waits."""
+    cmd = [sys.executable, "-c", "from kernelarc.cli.main import main; main()", "optimize", str(SLOW_SUM),
+           *ROBUST_ARGS, "--out", str(run_dir)]
+    proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + KILL_DEADLINE_S
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            judged, pending = judged_and_pending(run_dir / DB_NAME) if (run_dir / DB_NAME).exists() else (0, 0)
+            if judged >= 1 and pending >= 1:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return judged, pending
+            time.sleep(0.05)
+        raise AssertionError(f"never reached the kill point; rc={proc.poll()}, stderr={proc.stderr.read()[-2000:]!r}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stderr.close()
+
+
+def test_kill_9_then_resume_evaluates_every_candidate_exactly_once(tmp_path, capsys, robust):
+    run_dir = tmp_path / "run"
+    judged, pending = run_until_killed(run_dir)
+    store = open_store(run_dir)
+    killed_pending = [c.id for c in store.pending_candidates() if c.agent_id is not None]
+    assert len(killed_pending) == pending >= 1 and store.get_meta().stop_reason is None
+
+    assert run_app(["optimize", "--resume", str(run_dir), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+
+    store = open_store(run_dir)
+    sources = [c.source for c in store.candidates() if c.agent_id is not None]
+    assert sorted(sources) == sorted(p.read_text() for p in SCRIPTED)  # each scripted candidate once, no more
+    assert store.pending_candidates() == []
+    judged_ids = [r.candidate_id for r in store.evaluations()]
+    assert len(judged_ids) == len(set(judged_ids))
+    (resumed,) = store.events("resume")
+    assert resumed.payload["pending"] == killed_pending
+    assert store.get_meta().stop_reason == "budget"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert printed == summary and summary["candidates"] == summary["budget"] == 4
+    # and the decisions are those of the same campaign run without interruption
+    assert decisions(store) == decisions(open_store(robust.run_dir))
