@@ -37,12 +37,10 @@ def resolve_device(device: str) -> str:
         return "cuda:0" if torch.cuda.is_available() else "cpu"
     if device == "cpu":
         return "cpu"
-    if device == "cuda" or device.startswith("cuda:"):
+    suffix = device.removeprefix("cuda:") if device.startswith("cuda:") else "0" if device == "cuda" else None
+    if suffix is not None and suffix.isdigit():
         if not torch.cuda.is_available():
             raise DeviceError(f"device {device!r} asked for, but no CUDA device is available (use --device cpu)")
-        suffix = device.split(":", 1)[1] if ":" in device else "0"
-        if not suffix.isdigit():
-            raise DeviceError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
         index = int(suffix)
         if index >= torch.cuda.device_count():
             raise DeviceError(f"device {device!r} does not exist: {torch.cuda.device_count()} CUDA device(s) present")
@@ -89,7 +87,10 @@ def evaluate(
         )
     seeds, audit_seeds, audit_rng = draw_seeds(task, settings)
     job = {
-        "task_path": str(task.path), "device": device, "settings": settings.model_dump(mode="json"),
+        # The task itself, not its path: the worker judges what the caller loaded and skips the loader's
+        # meta-device probing (seconds per worker). `definition` is excluded from dumps, so it rides apart.
+        "task": task.model_dump(mode="json"), "task_definition": task.definition,
+        "device": device, "settings": settings.model_dump(mode="json"),
         "seeds": seeds, "audit_seeds": audit_seeds, "audit_rng": audit_rng,
         "candidate": candidate.model_dump(mode="json"),
         "incumbent": incumbent.model_dump(mode="json") if incumbent is not None else None,
@@ -146,8 +147,8 @@ def _to_evaluation(task: Task, outcome: WorkerOutcome, settings: GuardSettings, 
     passed = result.get("status") == "PASSED" and not outcome.forged_lines
     status, message = (Status.PASSED, "") if passed else _failure_from_outcome(outcome)
     if status is not Status.PASSED:
-        done = [WorkloadResult(uuid=w["uuid"], status=Status(w["status"]),
-                               max_abs_error=w.get("max_abs_error"), max_rel_error=w.get("max_rel_error"))
+        done = [WorkloadResult(uuid=w["uuid"], status=Status(w["status"]), max_abs_error=w.get("max_abs_error"),
+                               max_rel_error=w.get("max_rel_error"), message=w.get("message", ""))
                 for w in result.get("workloads", [])]
         return Evaluation(verdict=Verdict.REJECT, status=status, correct=False, reason=message or status.value,
                           workloads=tuple(done), **common)

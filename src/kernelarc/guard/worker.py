@@ -18,6 +18,7 @@ the worker's own code is reported as `internal` and raised by the parent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -38,10 +39,11 @@ CPU_OOM_MARKERS = ("DefaultCPUAllocator", "can't allocate memory")
 class CandidateFailure(Exception):
     """The candidate (or the reference) failed; carries the status and a one-line message."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: str, message: str, **errors: float):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.errors = errors  # max_abs_error / max_rel_error of the failing comparison, when numbers were compared
 
 
 def _one_line(exc: BaseException) -> str:
@@ -57,7 +59,7 @@ class Job:
 
         from kernelarc.guard.candidate import Candidate
         from kernelarc.guard.settings import GuardSettings
-        from kernelarc.task.loader import load_task
+        from kernelarc.task.model import Task
         from kernelarc.task.runtime import TaskRuntime
 
         self.torch = torch
@@ -65,7 +67,7 @@ class Job:
         self.settings = GuardSettings.model_validate(spec["settings"])
         self.device = torch.device(spec["device"])
         self.on_cuda = self.device.type == "cuda"
-        self.task = load_task(spec["task_path"])
+        self.task = Task.model_validate({**spec["task"], "definition": spec["task_definition"]})
         self.runtime = TaskRuntime(self.task, self.device)
         self.seeds: dict[str, list[int]] = spec["seeds"]
         self.audit_seeds: dict[str, int] = spec["audit_seeds"]
@@ -117,6 +119,16 @@ class Job:
             if any(c.__module__.startswith(COMPILER_MODULES) for c in type(e).__mro__):
                 status = "COMPILE_ERROR"
             raise CandidateFailure(status, _one_line(e)) from None
+
+    @staticmethod
+    @contextlib.contextmanager
+    def recording(entry: dict):
+        """A candidate failure leaving the block is written on `entry`, that workload's result."""
+        try:
+            yield
+        except CandidateFailure as f:
+            entry.update(status=f.status, message=f.message, **f.errors)
+            raise
 
     # -- stages --------------------------------------------------------------------------------
     def compute_reference(self) -> None:
@@ -170,23 +182,27 @@ class Job:
 
         self.channel.send("stage", stage="correctness")
         for w in self.task.workloads:
+            entry = {"uuid": w.uuid, "status": "PASSED"}
+            self.results.append(entry)
             worst_abs = worst_rel = 0.0
             inputs = None
-            for r, seed in enumerate(self.seeds[w.uuid]):
-                expected = self.expected[(w.uuid, r)]
-                inputs = _refill(inputs, self.runtime.make_inputs(w, seed))
-                before = snapshot(inputs)
-                poison_allocator(expected, self.device)
-                call = callee.bind(inputs, self.output_specs(w.uuid))
-                actual = self.guarded("RUNTIME_ERROR", call)
-                check = check_outputs(actual, expected, self.tolerances(w, expected))
-                if not check.ok:
-                    raise CandidateFailure(check.status.value, f"workload {w.uuid}, round {r + 1}: {check.message}")
-                changed = inputs_unchanged(before, inputs)
-                if changed:
-                    raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}, round {r + 1}: {changed}")
-                worst_abs, worst_rel = max(worst_abs, check.max_abs_error), max(worst_rel, check.max_rel_error)
-            self.results.append({"uuid": w.uuid, "status": "PASSED", "max_abs_error": worst_abs, "max_rel_error": worst_rel})
+            with self.recording(entry):
+                for r, seed in enumerate(self.seeds[w.uuid]):
+                    expected = self.expected[(w.uuid, r)]
+                    inputs = _refill(inputs, self.runtime.make_inputs(w, seed))
+                    before = snapshot(inputs)
+                    poison_allocator(expected, self.device)
+                    call = callee.bind(inputs, self.output_specs(w.uuid))
+                    actual = self.guarded("RUNTIME_ERROR", call)
+                    check = check_outputs(actual, expected, self.tolerances(w, expected))
+                    if not check.ok:
+                        raise CandidateFailure(check.status.value, f"workload {w.uuid}, round {r + 1}: {check.message}",
+                                               **_errors(check))
+                    changed = inputs_unchanged(before, inputs)
+                    if changed:
+                        raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}, round {r + 1}: {changed}")
+                    worst_abs, worst_rel = max(worst_abs, check.max_abs_error), max(worst_rel, check.max_rel_error)
+            entry.update(max_abs_error=worst_abs, max_rel_error=worst_rel)
 
     def time_workloads(self, callee) -> str:
         from kernelarc.guard.correctness import check_outputs
@@ -201,49 +217,51 @@ class Job:
         iterations = self.settings.timed_iterations(self.on_cuda)
         methods_used = set()
         for res in self.results:
-            w = self.task.workload(res["uuid"])
-            specs = self.output_specs(w.uuid)
-            base = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
-            copies = self._input_copies(base, iterations)
-            audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
-            audit_at = self.rng.randrange(iterations)
-            audit_out: list = []
-            timers = {}
-            for name, side in (("incumbent", incumbent), ("candidate", callee)):
-                method = TimingMethod.CPU_WALL
+            with self.recording(res):
+                w = self.task.workload(res["uuid"])
+                specs = self.output_specs(w.uuid)
+                base = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
+                copies = self._input_copies(base, iterations)
+                audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
+                audit_at = self.rng.randrange(iterations)
+                audit_out: list = []
+                timers = {}
+                for name, side in (("incumbent", incumbent), ("candidate", callee)):
+                    method = TimingMethod.CPU_WALL
+                    if self.on_cuda:
+                        probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
+                        if name == "candidate" and probe.n_kernels == 0:
+                            raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
+                        method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
+                    timers[name] = SideTimer(method, flush)
+                    methods_used.add(method)
+                    warm = side.bind(copies[0], specs)
+                    for _ in range(self.settings.warmup if self.on_cuda else 1):
+                        self.guarded("RUNTIME_ERROR", warm)
+
+                def make(side, name):
+                    def for_iteration(i: int):
+                        if name == "candidate" and i == audit_at:
+                            call = side.bind(audit_inputs, specs)
+                            return lambda: audit_out.extend(call())
+                        return side.bind(copies[i % len(copies)], specs)
+                    return for_iteration
+
+                samples = self.guarded("RUNTIME_ERROR", interleaved,
+                                       {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
+                                        "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations)
+                expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
+                audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
+                if not audit.ok:
+                    raise CandidateFailure("REWARD_HACK",
+                                           f"workload {w.uuid}: the audit call during timing was wrong ({audit.message})",
+                                           **_errors(audit))
+                cand, inc = samples["candidate"], samples["incumbent"]
+                res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
+                           incumbent_spread=inc.spread, method=cand.method.value)
+                del copies
                 if self.on_cuda:
-                    probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
-                    if name == "candidate" and probe.n_kernels == 0:
-                        raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
-                    method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
-                timers[name] = SideTimer(method, flush)
-                methods_used.add(method)
-                warm = side.bind(copies[0], specs)
-                for _ in range(self.settings.warmup if self.on_cuda else 1):
-                    self.guarded("RUNTIME_ERROR", warm)
-
-            def make(side, name):
-                def for_iteration(i: int):
-                    if name == "candidate" and i == audit_at:
-                        call = side.bind(audit_inputs, specs)
-                        return lambda: audit_out.extend(call())
-                    return side.bind(copies[i % len(copies)], specs)
-                return for_iteration
-
-            samples = self.guarded("RUNTIME_ERROR", interleaved,
-                                   {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
-                                    "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations)
-            expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
-            audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
-            if not audit.ok:
-                raise CandidateFailure("REWARD_HACK",
-                                       f"workload {w.uuid}: the audit call during timing was wrong ({audit.message})")
-            cand, inc = samples["candidate"], samples["incumbent"]
-            res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
-                       incumbent_spread=inc.spread, method=cand.method.value)
-            del copies
-            if self.on_cuda:
-                torch.cuda.empty_cache()
+                    torch.cuda.empty_cache()
         return (TimingMethod.CUPTI if TimingMethod.CUPTI in methods_used else next(iter(methods_used))).value
 
     def _input_copies(self, base: list, iterations: int) -> list[list]:
@@ -262,6 +280,13 @@ class Job:
         method = self.time_workloads(callee)
         return {"status": "PASSED", "workloads": self.results, "compile_s": compile_s,
                 "timing": method, "device": device_name}
+
+
+def _errors(check) -> dict[str, float]:
+    """A failed comparison's errors, when it got as far as comparing numbers."""
+    if check.status.value != "INCORRECT_NUMERICAL":
+        return {}
+    return {"max_abs_error": check.max_abs_error, "max_rel_error": check.max_rel_error}
 
 
 def _refill(previous: list | None, fresh: list) -> list:
