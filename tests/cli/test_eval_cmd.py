@@ -1,0 +1,115 @@
+"""`kernelarc eval`: user mistakes end in one stderr line and exit 2, verdicts in exit 0 or 1, `--json` in exactly
+one JSON object on stdout. In-process through `run_app`, plus one run of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelarc.cli.main import run_app
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = REPO / "tests" / "fixtures" / "tasks"
+CANDIDATES = REPO / "tests" / "fixtures" / "candidates"
+EXAMPLES = REPO / "examples"
+RELU = str(TASKS / "relu_tiny.py")
+HONEST = str(CANDIDATES / "honest_torch.py")
+FAST = ["--device", "cpu", "--rounds", "2"]
+
+EVALUATION_KEYS = {"verdict", "status", "reason", "correct", "latency_ms", "incumbent_ms", "speedup", "sol_ms",
+                   "sol_score", "timing", "device", "workloads"}
+WORKLOAD_KEYS = {"status", "latency_ms", "max_abs_error", "max_rel_error"}
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = run_app(["eval", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def bad_files(tmp_path) -> dict[str, str]:
+    (tmp_path / "kernel.txt").write_text("class ModelNew: pass\n")
+    (tmp_path / "solution.json").write_text('{"name": "broken", ')
+    return {"txt": str(tmp_path / "kernel.txt"), "json": str(tmp_path / "solution.json")}
+
+
+USAGE_ERRORS = [
+    pytest.param(["nope.py", HONEST], "nope.py: not found", id="missing-task"),
+    pytest.param([str(TASKS / "syntax_error.py"), HONEST], "syntax_error.py:9: syntax error", id="task-syntax"),
+    pytest.param([str(TASKS / "missing_model.py"), HONEST], "must define Model at top level", id="task-no-model"),
+    pytest.param([str(TASKS / "bad_definition"), HONEST], "definition.json: field 'axes'", id="bad-definition"),
+    pytest.param([str(TASKS), HONEST], "needs definition.json", id="dir-without-definition"),
+    pytest.param([RELU, "missing.py"], "candidate missing.py does not exist", id="missing-candidate"),
+    pytest.param([RELU, "{txt}"], "must be a .py module or a solution.json, got '.txt'", id="candidate-txt"),
+    pytest.param([str(EXAMPLES / "sol" / "rmsnorm_small"), "{json}"], "malformed solution.json", id="bad-solution"),
+    pytest.param([RELU, str(EXAMPLES / "sol" / "rmsnorm_small" / "solution.json")], "the task is a KernelBench file",
+                 id="solution-for-kernelbench"),
+    pytest.param([RELU, HONEST, "--device", "tpu"], "unknown device 'tpu'", id="unknown-device"),
+    pytest.param([RELU, HONEST, "--device", "cuda"], "no CUDA device is available", id="cuda-without-cuda",
+                 marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")),
+    pytest.param([RELU, HONEST, "--bogus"], "No such option: --bogus", id="unknown-option"),
+    pytest.param([RELU, HONEST, "--rounds", "0"], "Invalid value for '--rounds'", id="zero-rounds"),
+    pytest.param([RELU], "Missing argument 'CANDIDATE'", id="missing-argument"),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), USAGE_ERRORS)
+def test_user_error_is_one_line_and_exit_2(capsys, bad_files, args, words):
+    code, out, err = _run(capsys, *(a.format(**bad_files) for a in args))
+    assert code == 2
+    assert out == ""
+    assert err.startswith("kernelarc: error: ") and err.endswith("\n") and err.count("\n") == 1, err
+    assert words in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_reject_exits_1_and_says_why(capsys):
+    code, out, err = _run(capsys, RELU, str(CANDIDATES / "evil_wrong_dtype.py"), *FAST)
+    assert code == 1 and out == ""
+    assert "task relu_tiny (kernelbench, 1 workload(s)) on CPU" in err
+    assert "REJECT (INCORRECT_DTYPE)" in err
+
+
+@pytest.mark.slow
+def test_incumbent_option_compares_against_it_and_exits_0(capsys):
+    code, out, err = _run(capsys, RELU, HONEST, "--incumbent", str(CANDIDATES / "honest_triton.py"), *FAST)
+    assert code == 0 and out == ""
+    assert "KEEP (PASSED)" in err and "vs incumbent" in err.replace("\n", " ")
+
+
+def _assert_one_json_evaluation(out: str) -> dict:
+    assert out.endswith("\n") and out.count("\n") == 1, out
+    data = json.loads(out)
+    assert EVALUATION_KEYS <= set(data)
+    assert data["workloads"] and all(WORKLOAD_KEYS <= set(w) for w in data["workloads"])
+    return data
+
+
+@pytest.mark.slow
+def test_json_prints_exactly_one_object(capsys):
+    code, out, err = _run(capsys, RELU, HONEST, *FAST, "--seed", "3", "--json")
+    data = _assert_one_json_evaluation(out)
+    assert code == 0 and data["verdict"] in {"KEEP", "ACCEPT", "REVERT"}
+    assert (data["status"], data["correct"], data["timing"], data["device"]) == ("PASSED", True, "cpu_wall", "cpu")
+    assert data["workloads"][0]["status"] == "PASSED" and data["workloads"][0]["max_abs_error"] == 0.0
+    assert err == ""
+
+
+@pytest.mark.slow
+def test_installed_console_script(tmp_path):
+    script = Path(sys.executable).with_name("kernelarc")
+    if not script.exists():
+        pytest.skip("the kernelarc console script is not installed in this environment")
+    result = subprocess.run([str(script), "eval", RELU, str(CANDIDATES / "evil_partial_rows.py"), *FAST, "--json"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    data = _assert_one_json_evaluation(result.stdout)
+    assert (data["verdict"], data["status"]) == ("REJECT", "INCORRECT_NUMERICAL")
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,104 @@
+"""Fault injection: crashes, hangs, exits and runaway children cost the candidate, never the caller.
+
+The candidates live in tests/fixtures/candidates/faults/ and run trusted (gate skipped) where the
+gate would refuse them, so the worker's own defences are what is tested.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelarc.guard.candidate import candidate_from_source
+from kernelarc.guard.judge import evaluate
+from kernelarc.guard.runner import KILL_GRACE_S
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.types import Evaluation, Status, Verdict
+from kernelarc.task.loader import load_task
+
+pytestmark = pytest.mark.slow  # every test here starts a guard worker (torch import: seconds on 2 cores)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CANDIDATES = FIXTURES / "candidates"
+HANG_S = 3.0
+SETTINGS = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, compile_timeout_s=60, run_timeout_s=60)
+HANGING = SETTINGS.model_copy(update={"compile_timeout_s": HANG_S, "run_timeout_s": HANG_S})
+
+
+@pytest.fixture(scope="module")
+def relu_task():
+    return load_task(FIXTURES / "tasks" / "relu_tiny.py")
+
+
+def _judge(task, name: str, settings: GuardSettings = SETTINGS, **replace: str) -> Evaluation:
+    source = (CANDIDATES / name).read_text()
+    for old, new in replace.items():
+        source = source.replace(old, new)
+    ev = evaluate(task, candidate_from_source(source, task, name=Path(name).stem), device="cpu",
+                  settings=settings, trusted=True)
+    if ev.status is not Status.PASSED:
+        assert ev.verdict is Verdict.REJECT and not ev.correct and ev.speedup is None
+    return ev
+
+
+@pytest.mark.parametrize(("name", "status", "words"), [
+    ("faults/segfault.py", Status.RUNTIME_ERROR, "killed by SIGSEGV"),
+    ("faults/huge_alloc.py", Status.RUNTIME_ERROR, "out of host memory"),
+    ("faults/sys_exit.py", Status.RUNTIME_ERROR, "SystemExit: 1"),
+    ("faults/import_raise.py", Status.COMPILE_ERROR, "ImportError: kernel library missing"),
+])
+def test_fault_becomes_one_status(relu_task, name, status, words):
+    ev = _judge(relu_task, name)
+    assert ev.status is status, ev.reason
+    assert words in ev.reason
+
+
+@pytest.mark.parametrize(("name", "status", "words", "stage"), [
+    ("faults/forward_loop.py", Status.TIMEOUT, "timed out during the candidate's first call", "first_call"),
+    ("faults/import_loop.py", Status.COMPILE_ERROR, "timed out while importing", "compile"),
+])
+def test_hang_is_cut_at_its_stage_deadline(relu_task, name, status, words, stage):
+    ev = _judge(relu_task, name, HANGING)
+    assert ev.status is status and words in ev.reason
+    assert HANG_S <= ev.stage_seconds[stage] < HANG_S + 2 * KILL_GRACE_S
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie (killed, not yet reaped by init) counts as gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _wait_gone(pids: list[int], within_s: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + within_s
+    while (alive := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+def test_forked_child_holding_the_pipe_dies_with_a_hung_worker(relu_task, tmp_path):
+    pid_file = tmp_path / "pids"
+    ev = _judge(relu_task, "faults/child_holds_pipe.py", HANGING, __PID_FILE__=str(pid_file))
+    assert ev.status is Status.TIMEOUT, ev.reason
+    pids = _pids(pid_file)
+    assert pids, "the child never started: " + ev.log_tail
+    assert _wait_gone(pids) == []
+
+
+def test_forked_children_do_not_outlive_a_finished_worker(relu_task, tmp_path):
+    pid_file = tmp_path / "pids"
+    started = time.monotonic()
+    ev = _judge(relu_task, "faults/child_holds_pipe.py", __PID_FILE__=str(pid_file),
+                **{"PARENT_HANGS = True": "PARENT_HANGS = False"})
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert time.monotonic() - started < 60  # the children sleep 600 s holding the result pipe
+    pids = _pids(pid_file)
+    assert len(pids) >= 3  # first call, two rounds, timing
+    assert _wait_gone(pids) == []

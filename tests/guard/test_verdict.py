@@ -1,0 +1,93 @@
+"""The decision rule: KEEP / ACCEPT / REVERT around the margin, the near-best window and the measured noise."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.types import Status, Verdict, WorkloadResult
+from kernelarc.guard.verdict import decide, geomean
+
+SETTINGS = GuardSettings(margin=0.02, near_best_window=0.05)
+
+
+def _workload(latency: float, incumbent: float, spread: float = 0.0, incumbent_spread: float = 0.0,
+              uuid: str = "w") -> WorkloadResult:
+    return WorkloadResult(uuid=uuid, status=Status.PASSED, latency_ms=latency, incumbent_ms=incumbent,
+                          spread=spread, incumbent_spread=incumbent_spread)
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([4.0], 4.0), ([1.0, 4.0], 2.0), ([2.0, 8.0, 0.5], 2.0), ([3.0, 0.0], 0.0), ([1e-6, 1e6], 1.0),
+])
+def test_geomean(values, expected):
+    assert geomean(values) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("speedup", "verdict"), [
+    (1.5, Verdict.KEEP),
+    (1.0201, Verdict.KEEP),     # just past the 2 % margin
+    (1.02, Verdict.ACCEPT),     # at the margin is not past it
+    (1.0, Verdict.ACCEPT),
+    (0.96, Verdict.ACCEPT),
+    (1 / 1.05, Verdict.ACCEPT),  # the edge of the 5 % window
+    (0.95, Verdict.REVERT),
+    (0.5, Verdict.REVERT),
+])
+def test_margin_and_window_without_noise(speedup, verdict):
+    decision = decide([_workload(1.0 / speedup, 1.0)], SETTINGS)
+    assert decision.verdict is verdict
+    assert decision.speedup == pytest.approx(speedup)
+    assert decision.noise == 0.0
+
+
+def test_noise_raises_the_bar_for_keep():
+    quiet = decide([_workload(1.0, 1.1)], SETTINGS)
+    noisy = decide([_workload(1.0, 1.1, spread=0.15)], SETTINGS)
+    assert quiet.verdict is Verdict.KEEP
+    assert noisy.verdict is Verdict.ACCEPT and noisy.noise == pytest.approx(0.15)
+    assert "not faster by 15.0%" in noisy.reason
+
+
+def test_noise_of_either_side_and_any_workload_counts():
+    workloads = [_workload(1.0, 1.1, uuid="a"), _workload(1.0, 1.1, incumbent_spread=0.2, uuid="b")]
+    decision = decide(workloads, SETTINGS)
+    assert decision.noise == pytest.approx(0.2) and decision.verdict is Verdict.ACCEPT
+
+
+def test_noise_widens_the_window_before_revert():
+    assert decide([_workload(1.1, 1.0)], SETTINGS).verdict is Verdict.REVERT
+    assert decide([_workload(1.1, 1.0, spread=0.12)], SETTINGS).verdict is Verdict.ACCEPT
+
+
+def test_huge_noise_never_accepts_a_large_slowdown():
+    """With noise above 100 % (tiny CPU timings), 1 - noise would be negative; a 300x slowdown must still REVERT."""
+    decision = decide([_workload(56.0, 0.18, incumbent_spread=1.37)], SETTINGS)
+    assert decision.verdict is Verdict.REVERT
+    assert decide([_workload(1.0, 4.0, incumbent_spread=1.37)], SETTINGS).verdict is Verdict.KEEP
+
+
+def test_aggregate_is_the_geometric_mean_over_workloads():
+    workloads = [_workload(1.0, 4.0, uuid="a"), _workload(4.0, 1.0, uuid="b"), _workload(2.0, 2.0, uuid="c")]
+    decision = decide(workloads, SETTINGS)
+    assert decision.speedup == pytest.approx(1.0)
+    assert decision.latency_ms == pytest.approx(2.0) and decision.incumbent_ms == pytest.approx(2.0)
+    assert decision.verdict is Verdict.ACCEPT
+
+
+def test_reason_carries_the_numbers_and_the_label():
+    decision = decide([_workload(0.5, 1.0)], SETTINGS, "reference")
+    assert decision.reason == "faster: 2.000x vs reference (0.5 ms vs 1 ms, noise 0.0%)"
+
+
+def test_zero_latency_is_an_infinite_speedup():
+    decision = decide([_workload(0.0, 1.0)], SETTINGS)
+    assert math.isinf(decision.speedup) and decision.verdict is Verdict.KEEP
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.1])
+def test_margin_setting_is_honoured(margin):
+    decision = decide([_workload(1.0, 1.05)], GuardSettings(margin=margin))
+    assert decision.verdict is (Verdict.KEEP if margin < 0.05 else Verdict.ACCEPT)
