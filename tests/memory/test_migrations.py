@@ -6,7 +6,8 @@ from kernelarc.memory import Store, StoreError
 from kernelarc.memory.longterm import LONGTERM
 from kernelarc.memory.migrations import CAMPAIGN, Migrations, migrate
 
-CAMPAIGN_TABLES = {"_migrations", "campaign", "agents", "candidates", "evaluations", "findings", "events", "llm_calls"}
+CAMPAIGN_TABLES = {"_migrations", "campaign", "agents", "candidates", "evaluations", "findings", "events", "llm_calls",
+                   "llm_call_details"}
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -15,9 +16,9 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
 
 def test_migrate_from_blank_creates_every_table_and_records_the_migrations():
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    assert migrate(conn) == CAMPAIGN.names == ["m001_initial"]
+    assert migrate(conn) == CAMPAIGN.names == ["m001_initial", "m002_llm_call_details"]
     assert _tables(conn) == CAMPAIGN_TABLES
-    assert [r[0] for r in conn.execute("SELECT name FROM _migrations")] == ["m001_initial"]
+    assert [r[0] for r in conn.execute("SELECT name FROM _migrations")] == ["m001_initial", "m002_llm_call_details"]
 
 
 def test_migrate_again_applies_nothing_and_keeps_data():

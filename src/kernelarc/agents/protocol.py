@@ -21,7 +21,7 @@ from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, check_cap, clip_tex
 from kernelarc.strategies.model import Strategy
 from kernelarc.task.model import Frozen, Task
 
-BUILTIN_BACKENDS = ("builtin", "openai", "anthropic", "cli", "scripted")
+BUILTIN_BACKENDS = ("builtin", "openai", "anthropic", "cli", "replay", "scripted")
 """Backends shipped with kernelarc; backend `<name>` lives in `kernelarc.agents.<name>` and registers on import."""
 
 

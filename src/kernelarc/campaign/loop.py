@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kernelarc.agents.protocol import Agent, AgentContext, LeaderboardEntry, Proposal, VerdictNote, clip_reflection
@@ -26,6 +27,7 @@ from kernelarc.campaign.drafting import DRAFT_INSTRUCTION, is_parameter_change
 from kernelarc.campaign.executor import Executor, evaluation_seed
 from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.campaign.plateau import PlateauAction, after_verdict
+from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
 from kernelarc.guard.candidate import CandidateKind
 from kernelarc.memory import LongTermMemory, Store
@@ -79,7 +81,8 @@ class Campaign:
     """One task, N agents, one store, one executor."""
 
     def __init__(self, task: Task, options: CampaignOptions, store: Store, executor: Executor,
-                 slots: list[AgentSlot], longterm: LongTermMemory | None, on_progress=None):
+                 slots: list[AgentSlot], longterm: LongTermMemory | None, on_progress=None,
+                 spent_usd: Callable[[], float] = lambda: 0.0):
         self.task = task
         self.options = options
         self.store = store
@@ -87,6 +90,10 @@ class Campaign:
         self.slots = slots
         self.longterm = longterm
         self.on_progress = on_progress or (lambda progress: None)
+        self.spent_usd = spent_usd
+        """Dollars LLM backends have spent so far (0 for offline agents)."""
+        self._duplicates: dict[int, list[tuple[AgentSlot, str]]] = {}
+        """Candidate id -> agents that proposed it again, waiting for its verdict."""
         self.baselines: dict[str, int] = {}
         """Baseline name -> candidate id (their evaluations are against the reference)."""
         self.round = 0
@@ -113,6 +120,8 @@ class Campaign:
         ctx = self.context(slot)
         try:
             proposal = await slot.agent.propose(ctx)
+        except UserError:  # a missing key, an exhausted replay: the user must act, the run stops
+            raise
         except Exception as e:  # noqa: BLE001 - a backend's failure costs the step, never the campaign
             self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": f"{type(e).__name__}: {e}"[:2000]})
             self._idle(slot, ctx, f"agent error: {type(e).__name__}")
@@ -168,6 +177,7 @@ class Campaign:
                 agent_state=stepped)
             if not is_new:
                 self.store.log_event("duplicate", slot.id, {"step": ctx.step, "candidate_id": cid})
+                self._note_duplicate(slot, cid, proposal.claim)
                 slot.idle += 1
                 if slot.idle >= MAX_IDLE_STEPS:
                     self._retire(slot, f"{MAX_IDLE_STEPS} steps in a row with nothing new to evaluate")
@@ -176,6 +186,19 @@ class Campaign:
             left -= 1
             submissions.append(Submission(slot, cid, candidate, proposal, ctx, state.incumbent_id))
         return submissions
+
+    def _note_duplicate(self, slot: AgentSlot, candidate_id: int, claim: str) -> None:
+        """Tell the agent its proposal was already judged (now, or once the round records it)."""
+        self._duplicates.setdefault(candidate_id, []).append((slot, claim))
+        if self.store.evaluation(candidate_id) is not None:
+            self._deliver_duplicate_notes(candidate_id)
+
+    def _deliver_duplicate_notes(self, candidate_id: int) -> None:
+        ev = self.store.evaluation(candidate_id).evaluation
+        for slot, claim in self._duplicates.pop(candidate_id, []):
+            note = VerdictNote.from_evaluation(candidate_id, claim, ev)
+            slot.notes.append(note.model_copy(update={"reason": f"duplicate of candidate #{candidate_id}, "
+                                                                f"already judged: {ev.reason}"[:400]}))
 
     def _idle(self, slot: AgentSlot, ctx: AgentContext, why: str) -> None:
         """A step that produced nothing to evaluate still counts as the agent's step."""
@@ -210,6 +233,8 @@ class Campaign:
         try:
             text = await sub.slot.agent.reflect(sub.context, sub.proposal, sub.evaluation)
             sub.reflection = clip_reflection(text or "")
+        except UserError:
+            raise
         except Exception as e:  # noqa: BLE001 - the finding falls back to the guard's reason
             self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": f"{type(e).__name__}: {e}"[:2000]})
 
@@ -228,6 +253,7 @@ class Campaign:
         self.store.record_verdict(sub.candidate_id, ev, against_incumbent_id=sub.incumbent_id, agent_state=new,
                                   reflection=sub.reflection)
         sub.slot.notes.append(VerdictNote.from_evaluation(sub.candidate_id, sub.proposal.claim, ev))
+        self._deliver_duplicate_notes(sub.candidate_id)
         if action is not PlateauAction.NONE:
             self.store.log_event(f"plateau_{action.value}", sub.slot.id,
                                  {"candidate_id": sub.candidate_id, "incumbent_id": new.incumbent_id})
@@ -317,6 +343,8 @@ class Campaign:
             return StopReason.TIME_LIMIT
         if not self._active():
             return StopReason.ALL_RETIRED
+        if self.options.max_cost is not None and self.spent_usd() >= self.options.max_cost:
+            return StopReason.MAX_COST
         if self.options.target_sol is not None:
             score = self.leader_sol_score()
             if score is not None and score >= self.options.target_sol:

@@ -9,12 +9,14 @@ RUN_DIR/progress.png      best speedup against candidates, per agent
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from kernelarc.agents.protocol import AgentFactory, get_backend
+from kernelarc.agents.usage import Budget, Recorders, StoreRecorder
 from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.loop import AgentSlot, Campaign
 from kernelarc.campaign.options import CampaignOptions, StopReason
@@ -22,6 +24,7 @@ from kernelarc.errors import UserError
 from kernelarc.guard import GuardSettings, resolve_device
 from kernelarc.memory import LongTermMemory, Store
 from kernelarc.memory.findings import RetentionPolicy
+from kernelarc.memory.llm_calls import calls
 from kernelarc.memory.records import CampaignMeta, CampaignStatus
 from kernelarc.strategies import default_spread, parse_strategies
 from kernelarc.task.loader import load_task
@@ -47,15 +50,34 @@ def campaign_devices(device: str) -> list[str]:
     return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
 
 
-def agent_factory(options: CampaignOptions) -> AgentFactory:
-    """The backend's agent factory, built once per campaign with its options.
+@dataclass
+class BackendRun:
+    """What a campaign gives its backend: where LLM calls are recorded and what they cost so far."""
+
+    store: Store | None
+    run_dir: Path | None
+    device: str
+    budget: Budget
+
+
+def agent_factory(options: CampaignOptions, run: BackendRun) -> AgentFactory:
+    """The backend's agent factory, built once per campaign.
+
+    Besides the user's `--backend-option`s, a backend that declares them gets `recorder` (every LLM
+    call into the store and the cost budget), `device` (shown in prompts) and `workspace` (the cli
+    backend's folders, under the run dir).
 
     Raises:
-        UserError: unknown backend, or an option it does not take.
+        UserError: unknown backend, an option it does not take, a missing key, an unreachable server.
     """
     maker = get_backend(options.backend)
+    accepted = inspect.signature(maker).parameters
+    kwargs = dict(options.backend_options)
+    provided = {"recorder": Recorders(*([StoreRecorder(run.store)] if run.store else []), run.budget),
+                "device": run.device, "workspace": run.run_dir / "workspaces" if run.run_dir else None}
+    kwargs.update({k: v for k, v in provided.items() if k in accepted and k not in kwargs})
     try:
-        return maker(**options.backend_options)
+        return maker(**kwargs)
     except TypeError as e:
         raise UserError(f"backend {options.backend!r} rejected its options {sorted(options.backend_options)}: {e}") from None
 
@@ -80,10 +102,10 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
     `on_start(task)` is called once every user error has been ruled out, just before anything runs.
     """
     task = load_task(task_path)
-    factory = agent_factory(options)  # a bad backend or option fails before anything is written
     if options.strategies:
         parse_strategies(",".join(options.strategies))
-    campaign_devices(options.device)
+    devices = campaign_devices(options.device)
+    agent_factory(options, BackendRun(None, None, devices[0], Budget()))  # a bad backend fails before anything is written
     db = run_dir / DB_NAME
     if db.exists():
         raise UserError(f"{run_dir} already holds a campaign: use --resume {run_dir} or another --out")
@@ -94,7 +116,7 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
     store.put_meta(CampaignMeta(task_name=task.name, task_path=str(task.path), kernel_type=task.kernel_type,
                                 seed=options.seed, options=options.model_dump(mode="json"),
                                 retention=RetentionPolicy.parse(options.memory)))
-    return _run(task, options, store, run_dir, on_progress, factory)
+    return _run(task, options, store, run_dir, on_progress)
 
 
 def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None) -> CampaignResult:
@@ -110,18 +132,35 @@ def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None) -
     if time_limit_s is not None:
         options = options.model_copy(update={"time_limit_s": time_limit_s})
     task = load_task(meta.task_path)
-    return _run(task, options, store, run_dir, on_progress, agent_factory(options))
+    return _run(task, options, store, run_dir, on_progress)
 
 
-def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress,
-         factory: AgentFactory) -> CampaignResult:
+def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None) -> CampaignResult:
+    """Re-run a recorded LLM campaign from its stored responses, with no model access, into `run_dir`."""
+    db = recorded_run / DB_NAME
+    if not db.is_file():
+        raise UserError(f"no campaign to replay in {recorded_run} ({DB_NAME} is missing)")
+    meta = Store(db).get_meta()
+    if meta is None:
+        raise UserError(f"{db} holds no campaign metadata; it cannot be replayed")
+    recorded = CampaignOptions.model_validate(meta.options)
+    reply_format = "files" if recorded.backend == "cli" else "chat"
+    options = recorded.model_copy(update={"backend": "replay", "max_cost": None,
+                                          "backend_options": {"recording": str(db), "reply_format": reply_format}})
+    return start(Path(meta.task_path), options, run_dir, on_progress, on_start)
+
+
+def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress) -> CampaignResult:
     from kernelarc.campaign.summary import final_measurements, write_outputs
 
     started = time.monotonic()
     devices = campaign_devices(options.device)
+    budget = Budget(calls(store))  # a resumed campaign counts what it already spent
+    factory = agent_factory(options, BackendRun(store, run_dir, devices[0], budget))
     executor = LocalExecutor(task, devices, GuardSettings(rounds=options.rounds))
     longterm = LongTermMemory() if options.longterm else None
-    campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress)
+    campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress,
+                        spent_usd=lambda: budget.spent_usd)
 
     async def run_and_measure():
         reason = await campaign.run()
@@ -132,8 +171,9 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     store.put_meta(meta.model_copy(update={"status": CampaignStatus.FINISHED, "stop_reason": reason.value}))
     if longterm is not None:
         longterm.absorb(store, RetentionPolicy.parse(options.memory))
-    summary = write_outputs(campaign, run_dir, reason, finals, wall_s=time.monotonic() - started)
+    summary = write_outputs(campaign, run_dir, reason, finals, wall_s=time.monotonic() - started,
+                            llm_usage=budget.summary())
     return CampaignResult(run_dir, reason, summary)
 
 
-__all__ = ["CampaignResult", "DB_NAME", "campaign_devices", "resume", "start"]
+__all__ = ["BackendRun", "CampaignResult", "DB_NAME", "agent_factory", "campaign_devices", "replay", "resume", "start"]

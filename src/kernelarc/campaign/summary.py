@@ -84,7 +84,7 @@ def _series(campaign: Campaign) -> dict[str, list[tuple[int, float]]]:
 
 
 def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals: dict[str, Evaluation], *,
-                  wall_s: float) -> dict:
+                  wall_s: float, llm_usage: dict | None = None) -> dict:
     """Export the winner, write summary.json and progress.png; return the summary."""
     store, task = campaign.store, campaign.task
     leader = campaign.leader()
@@ -151,6 +151,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "timing_s": timing_s, "lock_held_s": lock_s,
                   "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None},
+        "llm_usage": llm_usage,
         "versions": _versions(),
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

@@ -43,6 +43,7 @@ def optimize_command(
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default: runs/<task>-<seed>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the campaign in this run directory.")] = None,
+    replay: Annotated[Path | None, typer.Option("--replay", help="Re-run a recorded LLM campaign from its stored responses (no model access) into --out.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Campaign seed.")] = 0,
     target_sol: Annotated[float | None, typer.Option("--target-sol", min=0.0, max=1.0, help="Stop at this SOL score (CUDA).")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", min=0.0, help="Stop when LLM spending reaches this (USD).")] = None,
@@ -52,15 +53,24 @@ def optimize_command(
 ) -> int:
     """Optimize TASK with strategy agents judged by the guard; the winner lands in RUN_DIR/best/."""
     from kernelarc.campaign import CampaignOptions, resume as resume_campaign, start
+    from kernelarc.campaign.run import replay as replay_campaign
     from kernelarc.guard import resolve_device
     from kernelarc.task.loader import load_task
 
     progress = LiveProgress(err_console, enabled=not as_json and err_console.is_terminal)
+    if resume is not None and replay is not None:
+        fail("give either --resume RUN_DIR or --replay RUN_DIR, not both")
     if resume is not None:
         if task_path is not None:
             fail("give either TASK or --resume RUN_DIR, not both")
         with progress:
             result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit)
+    elif replay is not None:
+        if task_path is not None:
+            fail("--replay RUN_DIR takes the task from the recorded run: give no TASK")
+        run_dir = out or Path("runs") / f"replay-{replay.name}"
+        with progress:
+            result = replay_campaign(replay, run_dir, on_progress=progress.update)
     else:
         if task_path is None:
             fail("missing TASK (a KernelBench .py file or a SOL-ExecBench problem dir), or --resume RUN_DIR")

@@ -13,11 +13,12 @@ campaign or the store. Budget: about 200 lines.
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 from kernelarc.agents.builtin.moves import all_families, families_for
 from kernelarc.agents.builtin.moves.base import Move, MoveFamily, TaskAnalysis
-from kernelarc.agents.builtin.notation import CLAIM_CAP, parse_points, point_text
+from kernelarc.agents.builtin.notation import CLAIM_CAP, parse_points, point_key, point_text
 from kernelarc.agents.builtin.search import Search
 from kernelarc.agents.protocol import AgentContext, Proposal, clip_reflection
 from kernelarc.guard.types import Evaluation, Verdict
@@ -105,6 +106,12 @@ class BuiltinAgent:
                     search.prefer(family, params)
                 elif (family, point_text(family, params)) not in wins:
                     search.avoid(family, params)
+        for note in ctx.last_verdicts:  # includes proposals the campaign found already judged (duplicates)
+            for family, params in parse_points(note.claim):
+                state = search.states.get(family)
+                if state is not None and point_key(family, params) not in state.tried:
+                    search.record(family, params, None if note.verdict is Verdict.REJECT
+                                  else ctx.incumbent_speedup * (note.speedup or 1.0))
         if not any(s.tried for s in search.states.values()):
             for entry in ctx.leaderboard:
                 for family, params in parse_points(_docstring_head(entry.source)):
@@ -114,6 +121,7 @@ class BuiltinAgent:
         """Add an applicable family of another strategy (another language than the incumbent's first)."""
         language = next((s.family.language for n, s in search.states.items() if n == incumbent), None)
         others = [f for f in all_families() if f.name not in search.states and f.name not in search.skipped]
+        random.Random(self.seed).shuffle(others)  # agents borrow in different orders: fewer duplicates
         others.sort(key=lambda f: f.language == language)
         return any(search.add_family(f) and search.open_points(search.states[f.name]) for f in others)
 
