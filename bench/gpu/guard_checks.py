@@ -90,8 +90,8 @@ def main() -> int:
                         "evaluation": ev.to_json_dict()})
         rows.append((label, expect, ev))
     repeat = []
-    task = load_task(args.shared / "kernelbench_examples/level1/23_Softmax.py")
-    cand = load_candidate(HERE / "candidates/softmax_triton.py", task)
+    task = load_task(args.shared / "kernelbench_examples/level2/76_Gemm_Add_ReLU.py")
+    cand = load_candidate(HERE / "candidates/gemm_add_relu_triton.py", task)
     for i in range(args.repeat):
         ev = evaluate(task, cand, device="cuda")
         repeat.append(ev)
@@ -113,7 +113,7 @@ def main() -> int:
                      f"{ev.reason[:120]} |")
     lat = [e.latency_ms for e in repeat]
     spd = [e.speedup for e in repeat]
-    lines += ["", f"Repeatability (softmax Triton, {len(repeat)} evaluations): candidate ms "
+    lines += ["", f"Repeatability (gemm+add+relu Triton, {len(repeat)} evaluations): candidate ms "
               f"{', '.join(f'{v:.4f}' for v in lat)}; min-max spread {100 * (max(lat) - min(lat)) / statistics.median(lat):.2f}%;"
               f" speedup {', '.join(f'{v:.4f}' for v in spd)}",
               "", f"L2 (relu 2048^2 Triton): do_bench same pointer, warm L2 {l2['same_pointer_warm_l2_ms']:.4f} ms; "

@@ -65,11 +65,12 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
     fp32 would round together still differ, with the tolerance bound taken in fp64.
     """
     exact_kind = not (actual.is_floating_point() or actual.is_complex())
+    device = actual.device  # compared where the candidate's output lives: on a GPU, gigabytes compare in ms
     if exact_kind:
-        a = actual.detach().to("cpu", torch.int64)
+        a = actual.detach().to(device, torch.int64)
     else:
-        a = actual.detach().to("cpu", torch.float64 if actual.dtype == torch.float64 else torch.float32)
-    e = expected.detach().to("cpu", a.dtype)
+        a = actual.detach().to(device, torch.float64 if actual.dtype == torch.float64 else torch.float32)
+    e = expected.detach().to(device, a.dtype)
     bound_dtype = torch.float64 if exact_kind else a.dtype
     if a.numel() == 0:
         return OutputCheck(None)

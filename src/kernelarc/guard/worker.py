@@ -247,9 +247,17 @@ class Job:
                         return side.bind(copies[i % len(copies)], specs)
                     return for_iteration
 
+                def keep_audit(_name: str, _i: int) -> None:
+                    """Copy the audit outputs before the next call: a candidate may return buffers it reuses."""
+                    if audit_out and not audit_kept:
+                        audit_out[:] = [t.clone() if isinstance(t, torch.Tensor) else t for t in audit_out]
+                        audit_kept.append(True)
+
+                audit_kept: list = []
                 samples = self.guarded("RUNTIME_ERROR", interleaved,
                                        {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
-                                        "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations)
+                                        "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations,
+                                       keep_audit)
                 expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
                 audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
                 if not audit.ok:
