@@ -119,7 +119,8 @@ def render_markdown(results: Results) -> str:
         lines += ["## Ablation", "", ABLATION_METHOD, "", *(_arm_lines(arms) if arms else ["No complete run yet."]), ""]
         failed_runs = [r for r in results.ablation if r.status is RowStatus.FAILED]
         if failed_runs:
-            lines += ["Failed runs:", "", *(f"- {r.task} {r.arm.value} seed {r.seed}: {r.error}" for r in failed_runs), ""]
+            lines += ["Failed runs:", "",
+                      *(f"- {r.task} {r.arm.value} seed {r.seed}: {r.error}" for r in failed_runs), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -140,7 +141,8 @@ def plot_results(results: Results, path: Path) -> Path:
         if panel == "tasks":
             xs = range(len(done))
             width = 0.4
-            ax.bar([x - width / 2 for x in xs], [r.speedup_vs_eager or math.nan for r in done], width, label="over eager")
+            ax.bar([x - width / 2 for x in xs], [r.speedup_vs_eager or math.nan for r in done], width,
+                   label="over eager")
             ax.bar([x + width / 2 for x in xs], [r.speedup_vs_best_compile or math.nan for r in done], width,
                    label="over best torch.compile")
             ax.set_xticks(list(xs), [r.task for r in done], rotation=45, ha="right", fontsize=7)

@@ -218,7 +218,7 @@ def arm_summaries(runs: Iterable[AblationRun]) -> list[ArmSummary]:
     return out
 
 
-def load_results(out_dir: Path, suite: Path) -> Results:
+def load_results(out_dir: Path, suite: str | Path) -> Results:
     """The results stored in `out_dir`, or empty ones for `suite`.
 
     Raises:

@@ -45,7 +45,8 @@ def discover(suite_dir: Path, only: Sequence[str] = ()) -> list[SuiteTask]:
             continue
         name = path.stem if path.is_file() else path.name
         if name in found:
-            raise SuiteError(f"suite {suite_dir} holds two tasks named {name!r}: {found[name].path.name} and {path.name}")
+            raise SuiteError(f"suite {suite_dir} holds two tasks named {name!r}: "
+                             f"{found[name].path.name} and {path.name}")
         found[name] = SuiteTask(name, path.resolve())
     if not found:
         raise SuiteError(f"suite {suite_dir} holds no task (.py files or folders with {DEFINITION_FILE})")

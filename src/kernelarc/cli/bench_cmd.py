@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Annotated
@@ -35,7 +34,7 @@ def bench_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json on stdout at the end.")] = False,
 ) -> int:
     """Bench SUITE: per task SOL, eager, torch.compile (default, max-autotune) and a kernelarc campaign; geomeans."""
-    from kernelarc.bench import BenchOptions, RowStatus, run_suite, suite_geomeans
+    from kernelarc.bench import BenchOptions, RowStatus, discover, run_suite, suite_geomeans
     from kernelarc.bench.report import RESULTS_MD
 
     options = BenchOptions(
@@ -45,16 +44,17 @@ def bench_command(
     out_dir = out or Path("runs") / f"bench-{suite.name}"
     only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()
     command = shlex.join(["kernelarc", "bench", str(suite), *_flags(locals())])
-    err_console.print(f"bench [bold]{suite}[/] -> {out_dir} ({'ablation, ' if ablation else ''}{agents} {backend} "
-                      f"agents, budget {budget}, device {device})", highlight=False)
+    count = len(discover(suite, only))  # a bad suite or task name fails here, before anything is printed
+    err_console.print(f"bench [bold]{suite}[/] ({count} task(s)) -> {out_dir}: {'ablation, ' if ablation else ''}"
+                      f"{agents} {backend} agent(s), budget {budget}, device {device}", highlight=False)
     results = run_suite(suite, options, out_dir, ablation=ablation, only=only, command=command,
                         notify=lambda line: err_console.print(line, highlight=False, markup=False))
     runs = results.ablation if ablation else results.rows
     mine = [r for r in runs if not only or r.task in only]
     if not ablation:
         g = suite_geomeans(results.rows)["speedup_vs_eager"]
-        err_console.print(f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task",
-                          highlight=False)
+        line = f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task"
+        err_console.print(line, highlight=False)
     err_console.print(f"results: {out_dir / RESULTS_MD}", highlight=False)
     if as_json:
         print((out_dir / "results.json").read_text())
