@@ -130,6 +130,7 @@ def plot_results(results: Results, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter
 
     done = [r for r in results.rows if r.status is RowStatus.COMPLETE]
     arms = arm_summaries(results.ablation)
@@ -158,6 +159,8 @@ def plot_results(results: Results, path: Path) -> Path:
             ax.tick_params(axis="x", labelsize=7)
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
         ax.set_yscale("log")
+        for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            axis(FormatStrFormatter("%gx"))
         ax.grid(alpha=0.3, axis="y")
         if panel == "tasks" and done:
             ax.legend(fontsize=7)
