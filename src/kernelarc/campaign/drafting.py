@@ -1,13 +1,16 @@
 """Is a proposal a real draft, or only a parameter change of the incumbent?
 
 A draft must change algorithm, language or data layout. We cannot prove the first and last, but we
-can refuse the cheap imitation: a source whose syntax tree equals the incumbent's once every
-literal (tile sizes, warp counts, flags, strings) is blanked out is only a re-tuning.
+can refuse the cheap imitation: a source whose syntax tree equals the incumbent's once every number,
+flag and number inside a string (tile sizes, warp counts, `#define BLOCK 128`) is blanked out is only
+a re-tuning. Strings keep their other text: a CUDA kernel passed to `load_inline`, or the sources of a
+solution.json, is code, and rewriting it is a draft.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from kernelarc.guard.candidate import infer_language
 
@@ -18,9 +21,13 @@ DRAFT_INSTRUCTION = (
 )
 
 
+_NUMBER = re.compile(r"\d+")
+
+
 class _BlankLiterals(ast.NodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        return ast.copy_location(ast.Constant(value="<literal>"), node)
+        value = _NUMBER.sub("0", node.value) if isinstance(node.value, str) else "<literal>"
+        return ast.copy_location(ast.Constant(value=value), node)
 
 
 def _shape(source: str) -> str | None:
@@ -37,7 +44,7 @@ def _shape(source: str) -> str | None:
 
 
 def is_parameter_change(proposal_source: str, incumbent_source: str | None) -> bool:
-    """True if the proposal differs from the incumbent only in literals (or not at all)."""
+    """True if the proposal differs from the incumbent only in numbers and flags (or not at all)."""
     if incumbent_source is None:
         return False
     if infer_language(proposal_source) != infer_language(incumbent_source):
