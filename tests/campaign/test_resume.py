@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -11,10 +12,17 @@ import sys
 import time
 from pathlib import Path
 
+from kernelarc.campaign import AgentSlot, Campaign
+from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.run import DB_NAME
 from kernelarc.cli.main import run_app
+from kernelarc.guard import GuardSettings
+from kernelarc.strategies import get_strategy
+from kernelarc.task.loader import load_task
 
-from campaign.runs import CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store
+from campaign.runs import (
+    CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store, robust_options, scripted_agents, source,
+)
 
 KILL_DEADLINE_S = 300.0
 """Longest wait for the run to reach the kill point (worker start-up is slow on a loaded CPU)."""
@@ -80,3 +88,19 @@ def test_kill_9_then_resume_evaluates_every_candidate_exactly_once(tmp_path, cap
     assert printed == summary and summary["candidates"] == summary["budget"] == 4
     # and the decisions are those of the same campaign run without interruption
     assert decisions(store) == decisions(open_store(robust.run_dir))
+
+
+def test_a_reopened_campaign_shows_each_agent_its_stored_verdicts(tmp_path, robust):
+    """What an agent is shown after a resume is what it would have been shown without the interruption."""
+    shutil.copytree(robust.run_dir, tmp_path / "run")
+    store = open_store(tmp_path / "run")
+    task = load_task(SLOW_SUM)
+    agents = scripted_agents([], [])
+    slots = [AgentSlot(id=a.id, index=i, strategy=get_strategy(a.strategy), agent=agents[i])
+             for i, a in enumerate(store.agents())]
+    campaign = Campaign(task, robust_options(), store, LocalExecutor(task, ["cpu"], GuardSettings()), slots, None)
+    for slot in slots:
+        shown = [(n.candidate_id, n.claim, n.verdict) for n in campaign.context(slot).last_verdicts]
+        stored = [(r.candidate_id, store.candidate(r.candidate_id).claim, r.evaluation.verdict)
+                  for r in store.evaluations(slot.id)]
+        assert shown == stored and len(shown) == 2

@@ -97,6 +97,9 @@ class Campaign:
         self.baselines: dict[str, int] = {}
         """Baseline name -> candidate id (their evaluations are against the reference)."""
         self.round = 0
+        for slot in slots:  # resumed: agents are shown the verdicts they had before the run stopped
+            slot.notes = [VerdictNote.from_evaluation(r.candidate_id, store.candidate(r.candidate_id).claim,
+                                                      r.evaluation) for r in store.evaluations(slot.id)]
 
     # -- the loop ------------------------------------------------------------------------------
     async def run(self) -> StopReason:
