@@ -1,0 +1,67 @@
+"""What the user gets in RUN_DIR: best/ in the task's own format, summary.json, progress.png."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+import subprocess
+import sys
+
+from kernelarc.agents import Proposal
+from kernelarc.campaign import start
+from kernelarc.guard import GuardSettings, evaluate, solution_candidate
+from kernelarc.task.loader import load_task
+
+from campaign.runs import RMSNORM, open_store, options, scripted_agents, scripted_backend
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SUMMARY_KEYS = {"task", "device", "baselines", "best", "candidates", "budget", "verdicts", "agents", "stop_reason",
+                "seed", "versions"}
+
+
+def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
+    summary = json.loads((mixed.run_dir / "summary.json").read_text())
+    assert SUMMARY_KEYS <= summary.keys()
+    assert summary["task"]["name"] == "slow_sum" and summary["task"]["format"] == "kernelbench"
+    assert summary["device"] == ["cpu"] and summary["seed"] == 0
+    assert list(summary["baselines"]) == ["eager"]  # compile_baseline off
+    assert summary["baselines"]["eager"]["timing"] == "cpu_wall"
+    best = summary["best"]
+    assert best["speedup_vs_eager"] > 10 and best["speedup_vs_compile"] is None
+    assert best["sol_ms"] is None and best["sol_score"] is None  # no SOL bound on the CPU
+    assert best["timing"] == "cpu_wall"
+    verdicts = Counter(r.evaluation.verdict.value for r in open_store(mixed.run_dir).evaluations() if r.agent_id)
+    assert summary["verdicts"] == verdicts
+    assert [a["agent"] for a in summary["agents"]] == ["a0-reduction", "a1-memory", "a2-fusion"]
+    assert {"kernelarc", "torch", "python"} <= summary["versions"].keys()
+    assert (mixed.run_dir / "progress.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_kernelbench_best_is_the_winner_and_runs_standalone(mixed):
+    best = json.loads((mixed.run_dir / "summary.json").read_text())["best"]
+    assert best["files"] == ["best/model_new.py", "best/standalone.py"]
+    winner = open_store(mixed.run_dir).candidate(best["candidate_id"]).source
+    assert (mixed.run_dir / "best" / "model_new.py").read_text() == winner
+    done = subprocess.run([sys.executable, "standalone.py"], cwd=mixed.run_dir / "best", capture_output=True,
+                          text=True, timeout=120, check=True)
+    error = re.search(r"max abs error (\S+);", done.stdout)
+    assert error is not None and float(error.group(1)) < 1e-3, done.stdout
+
+
+def test_sol_best_is_a_solution_json_the_guard_accepts(tmp_path):
+    run_source = (RMSNORM / "solution_torch.py").read_text()
+    agents = scripted_agents([Proposal(source=run_source, claim="fp32 RMSNorm returning its output")])
+    start(RMSNORM, options(agents=1, budget=1, backend=scripted_backend(agents)), tmp_path)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["task"]["format"] == "sol" and summary["best"]["files"] == ["best/solution.json", "best/kernel.py"]
+    # the winner may be the candidate or the eager baseline (noise decides between two equal kernels)
+    winner = open_store(tmp_path).candidate(summary["best"]["candidate_id"]).source
+    kernel = (tmp_path / "best" / "kernel.py").read_text()
+    assert kernel == winner
+    text = (tmp_path / "best" / "solution.json").read_text()
+    solution = json.loads(text)
+    assert solution["definition"] == "rmsnorm_small" and solution["spec"]["entry_point"] == "kernel.py::run"
+    assert solution["sources"] == [{"path": "kernel.py", "content": kernel}]
+    exported = evaluate(load_task(RMSNORM), solution_candidate(text), device="cpu", settings=GuardSettings(rounds=1))
+    assert exported.correct, exported.reason
