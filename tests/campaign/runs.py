@@ -95,22 +95,18 @@ def verdict_sequences(store: Store) -> dict[str, list[str]]:
     return out
 
 
-def decisions(store: Store) -> dict[str, list[tuple]]:
-    """What a seeded campaign must repeat, per agent: what it proposed, against what, the verdict and the finding.
-
-    Candidates are named by content hash (ids depend on the order of registration only).
-    """
+def decisions(store: Store) -> dict[str, dict]:
+    """What a seeded campaign must repeat, per agent: each candidate it proposed (by content hash), the
+    incumbent it was judged against, the verdict, status and finding kind; and the agent's final state."""
     hashes = {c.id: c.hash for c in store.candidates()}
     findings = {f.candidate_id: f.kind.value for f in store.findings()}
-    out: dict[str, list[tuple]] = {}
+    out = {a.id: {"judged": [], "state": (hashes.get(a.state.incumbent_id), a.state.steps, a.state.plateau,
+                                          a.state.drafts, a.state.retired)} for a in store.agents()}
     for r in store.evaluations():
         if r.agent_id is not None:
-            out.setdefault(r.agent_id, []).append(
-                (hashes[r.candidate_id], hashes.get(r.against_incumbent_id), r.evaluation.verdict.value,
-                 r.evaluation.status.value, findings.get(r.candidate_id)))
-    for agent in store.agents():
-        state = agent.state
-        out.setdefault(agent.id, []).append((hashes.get(state.incumbent_id), state.steps, state.plateau, state.retired))
+            out[r.agent_id]["judged"].append((hashes[r.candidate_id], hashes.get(r.against_incumbent_id),
+                                              r.evaluation.verdict.value, r.evaluation.status.value,
+                                              findings.get(r.candidate_id)))
     return out
 
 
