@@ -71,6 +71,7 @@ def main() -> int:
     ap.add_argument("--shared", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--skip", default="", help="comma-separated case labels (prefixes) already measured")
     args = ap.parse_args()
     import torch
     import triton
@@ -80,7 +81,10 @@ def main() -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     rows, records = [], []
+    skip = [p for p in args.skip.split(",") if p]
     for label, task_path, cand_path, expect in cases(args.shared):
+        if any(label.startswith(p) for p in skip):
+            continue
         task = load_task(task_path)
         t0 = time.monotonic()
         ev = evaluate(task, load_candidate(cand_path, task), device="cuda")

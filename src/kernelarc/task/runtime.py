@@ -51,13 +51,29 @@ class TaskRuntime:
         """Positional arguments for one call on `workload`, on the device, in call order; the same seed
         gives the same inputs."""
         if self.task.format is TaskFormat.KERNELBENCH:
-            with seeded(seed, self.device):
-                return [to_device(v, self.device) for v in self.module.get_inputs()]
+            return [to_device(v, self.device) for v in self._kernelbench_inputs(seed)]
         if any(spec.kind == "custom" for spec in workload.inputs):
             entry = getattr(self.module, self.task.custom_inputs_entrypoint)
             with seeded(seed, self.device):
                 return custom_inputs(self.task, workload, entry, self.device)
         return explicit_inputs(self.task, workload, seed, self.device)
+
+    def _kernelbench_inputs(self, seed: int) -> list:
+        """`get_inputs()` with its factory calls (`torch.rand`, ...) made directly on the device.
+
+        KernelBench files build inputs on the host and the harness copies them over; for gigabyte
+        inputs that costs seconds per call on the CPU's generator, many times per evaluation. Under
+        `torch.device(...)` the same calls draw from the device's generator instead (other values, as
+        deterministic per seed). A file whose `get_inputs` cannot run that way falls back to the host.
+        """
+        if self.device.type != "cpu":
+            try:
+                with seeded(seed, self.device), self.device:
+                    return list(self.module.get_inputs())
+            except Exception:  # noqa: BLE001 - e.g. numpy in get_inputs: the host path below
+                pass
+        with seeded(seed, self.device):
+            return list(self.module.get_inputs())
 
     def reference(self) -> Callable[..., object]:
         """The reference callable: KernelBench `Model(*init)` on the device, built under `INIT_SEED`

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from typing import Any
 
 from kernelarc.agents.builtin.moves import all_families, families_for
@@ -59,9 +60,7 @@ class BuiltinAgent:
 
     def _start(self) -> Search:
         if self.search is None:
-            from kernelarc.agents.builtin.analysis import analyze  # torch is imported only when an agent works
-
-            self.analysis = analyze(self.task)
+            self.analysis = _shared_analysis(self.task)
             name = self.strategy.builtin_moves or self.strategy.name
             self.search = Search(self.analysis, families_for(name), seed=self.seed)
         return self.search
@@ -154,6 +153,25 @@ class BuiltinAgent:
             skipped = sorted((n, r) for n, r in self.search.skipped.items() if n in own)
             note = ("; not applicable here: " + "; ".join(f"{n}: {r}" for n, r in skipped)) if skipped else ""
         return clip_reflection(f"{point_text(family, params)} {where}: {outcome}{note}")
+
+
+_ANALYSIS_LOCK = threading.Lock()
+_ANALYSES: dict[tuple[str, str], TaskAnalysis] = {}
+
+
+def _shared_analysis(task: Task) -> TaskAnalysis:
+    """One analysis per task for all agents of a process, computed under a lock.
+
+    Agents propose from threads at the same time, and graph capture (make_fx) keeps global tracing
+    state: two captures at once corrupt each other (seen: patterns missing at random).
+    """
+    from kernelarc.agents.builtin.analysis import analyze  # torch is imported only when an agent works
+
+    key = (str(task.path), task.reference_source)
+    with _ANALYSIS_LOCK:
+        if key not in _ANALYSES:
+            _ANALYSES[key] = analyze(task)
+        return _ANALYSES[key]
 
 
 def _docstring_head(source: str | None) -> str:

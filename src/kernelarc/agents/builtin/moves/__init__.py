@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from kernelarc.agents.builtin.moves.base import Move, MoveFamily, OpNode, TaskAnalysis
 
 _FAMILIES: dict[str, MoveFamily] = {}
 _loaded = False
+_LOAD_LOCK = threading.RLock()
 
 
 def register_family(family: MoveFamily) -> MoveFamily:
@@ -25,14 +27,19 @@ def register_family(family: MoveFamily) -> MoveFamily:
 
 
 def _load_all() -> None:
-    """Import every family module of this package once, so each registers itself."""
+    """Import every family module of this package once, so each registers itself.
+
+    Agents look families up from several threads at once: the lock makes the others wait until every
+    module is imported (marking the registry loaded first let them see half of it).
+    """
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name != "base":
-            importlib.import_module(f"{__name__}.{info.name}")
+    with _LOAD_LOCK:
+        if _loaded:
+            return
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+            if info.name != "base":
+                importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
 
 
 def all_families() -> tuple[MoveFamily, ...]:
