@@ -54,6 +54,8 @@ def test_list_show_export(home, capsys):
     assert run_app(["memory", "export"]) == 0
     exported = json.loads(capsys.readouterr().out)
     assert [f["id"] for f in exported["findings"]] == [f.id for f in findings]
+    assert run_app(["memory", "export", "--kernel-type", "gemm"]) == 0  # slow_sum is a reduction
+    assert json.loads(capsys.readouterr().out)["findings"] == []
 
 
 def test_show_an_unknown_finding_exits_2(home, capsys):
