@@ -37,7 +37,8 @@ def eval_command(
     settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed)
     if not as_json:
         where = "CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
-        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}")
+        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}",
+                          soft_wrap=True)
     with err_console.status("evaluating", spinner="dots") if not as_json else _null():
         result = evaluate(task, candidate, inc, device=resolved, settings=settings)
     if as_json:

@@ -16,7 +16,7 @@ def _ms(v: float | None) -> str:
 
 def render_evaluation(ev: Evaluation) -> None:
     style = VERDICT_STYLE[ev.verdict]
-    err_console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {ev.reason}", highlight=False)
+    err_console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {ev.reason}", highlight=False, soft_wrap=True)
     if ev.workloads:
         table = Table(title=f"{ev.device}, timing {ev.timing.value if ev.timing else '-'}", title_justify="left")
         for col in ("workload", "status", "candidate ms", "incumbent ms", "speedup", "spread", "SOL ms", "max abs err"):

@@ -34,6 +34,8 @@ ENV_ALLOWLIST = (
     "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
 )
 KILL_GRACE_S = 3.0
+EXIT_GRACE_S = 2 * KILL_GRACE_S
+"""Seconds a worker may take to exit after its result (torch teardown), counted as stage `exit`."""
 LOG_TAIL_CHARS = 4000
 
 
@@ -121,6 +123,13 @@ def _watch(proc: subprocess.Popen, fd: int, key: bytes, deadlines: dict[str, flo
     stage, stage_start = "start", time.monotonic()
     deadline = stage_start + deadlines.get("reference", default)
     buf = b""
+
+    def enter(name: str, limit: float) -> None:
+        nonlocal stage, stage_start, deadline
+        now = time.monotonic()
+        outcome.stage_seconds[stage] = now - stage_start
+        stage, stage_start, deadline = name, now, now + limit
+
     while True:
         timeout = deadline - time.monotonic()
         if timeout <= 0:
@@ -144,13 +153,11 @@ def _watch(proc: subprocess.Popen, fd: int, key: bytes, deadlines: dict[str, flo
                 outcome.forged_lines += 1
                 continue
             if msg["kind"] == "stage":
-                now = time.monotonic()
-                outcome.stage_seconds[stage] = now - stage_start
-                stage, stage_start = msg["stage"], now
+                enter(msg["stage"], deadlines.get(msg["stage"], default))
                 outcome.last_stage = stage
-                deadline = now + deadlines.get(stage, default)
             elif msg["kind"] == "result" and outcome.result is None:
                 outcome.result = msg
+                enter("exit", EXIT_GRACE_S)  # the teardown is not the last stage's time
             elif msg["kind"] == "internal":
                 outcome.internal_error = f"{msg.get('message')}\n{msg.get('traceback', '')}"
     outcome.stage_seconds[stage] = time.monotonic() - stage_start
