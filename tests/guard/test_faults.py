@@ -13,7 +13,7 @@ import pytest
 
 from kernelarc.guard.candidate import candidate_from_source
 from kernelarc.guard.judge import evaluate
-from kernelarc.guard.runner import KILL_GRACE_S
+from kernelarc.guard.runner import EXIT_GRACE_S, KILL_GRACE_S
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Evaluation, Status, Verdict
 from kernelarc.task.loader import load_task
@@ -102,3 +102,9 @@ def test_forked_children_do_not_outlive_a_finished_worker(relu_task, tmp_path):
     pids = _pids(pid_file)
     assert len(pids) >= 3  # first call, two rounds, timing
     assert _wait_gone(pids) == []
+
+
+def test_hang_after_the_result_is_cut_short_and_the_verdict_stands(relu_task):
+    ev = _judge(relu_task, "faults/exit_hang.py")
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert EXIT_GRACE_S <= ev.stage_seconds["exit"] < EXIT_GRACE_S + 2 * KILL_GRACE_S

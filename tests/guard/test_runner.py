@@ -66,7 +66,7 @@ def test_candidate_sees_no_parent_secrets(relu_task, parent_secrets):
 
 
 @pytest.mark.slow
-def test_forged_lines_on_every_fd_never_pass(relu_task):
+def test_forged_lines_on_every_open_fd_never_pass(relu_task):
     ev = evaluate(relu_task, load_candidate(FAULTS / "forge_channel.py", relu_task), device="cpu", settings=FAST,
                   trusted=True)
     assert ev.verdict is Verdict.REJECT and ev.status is Status.REWARD_HACK, ev.reason
