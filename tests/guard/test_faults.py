@@ -104,7 +104,7 @@ def test_forked_children_do_not_outlive_a_finished_worker(relu_task, tmp_path):
     assert _wait_gone(pids) == []
 
 
-def test_hang_after_the_result_is_cut_short_and_the_verdict_stands(relu_task):
+def test_exit_handler_of_the_candidate_never_holds_the_caller(relu_task):
     ev = _judge(relu_task, "faults/exit_hang.py")
     assert ev.status is Status.PASSED, ev.reason + ev.log_tail
-    assert EXIT_GRACE_S <= ev.stage_seconds["exit"] < EXIT_GRACE_S + 2 * KILL_GRACE_S
+    assert ev.stage_seconds["exit"] < EXIT_GRACE_S
