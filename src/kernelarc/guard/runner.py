@@ -35,7 +35,7 @@ ENV_ALLOWLIST = (
 )
 KILL_GRACE_S = 3.0
 EXIT_GRACE_S = 2 * KILL_GRACE_S
-"""Seconds a worker may take to exit after its result (torch teardown), counted as stage `exit`."""
+"""Seconds a worker may take to leave after sending its result (stage `exit`); past it the group is killed."""
 LOG_TAIL_CHARS = 4000
 
 
