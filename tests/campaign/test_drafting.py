@@ -29,7 +29,8 @@ class ModelNew(torch.nn.Module):
         return _ext.relu(x)
 '''
 ONE_PER_THREAD = "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = fmaxf(x[i], 0.0f);"
-GRID_STRIDE = "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = fmaxf(x[i], 0.0f);"
+GRID_STRIDE = ("for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) "
+               "y[i] = fmaxf(x[i], 0.0f);")
 
 
 def cuda(block: int, body: str) -> str:

@@ -47,9 +47,9 @@ def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
 
     verdicts = [r.evaluation.verdict.value for r in store.evaluations(A0)]
     assert verdicts == ["KEEP", "REJECT", "REVERT", "REVERT", "REVERT"]
-    plateau_events = [(e.kind, e.payload["candidate_id"]) for e in store.events(agent_id=A0) if e.kind.startswith("plateau")]
-    assert plateau_events == [("plateau_draft", ids[source("loop_rows")]), ("plateau_restart", ids[source("loop_twice")]),
-                              ("plateau_retire", ids[source("slow_stack")])]
+    plateaus = [(e.kind, e.payload["candidate_id"]) for e in store.events(agent_id=A0) if e.kind.startswith("plateau")]
+    assert plateaus == [("plateau_draft", ids[source("loop_rows")]), ("plateau_restart", ids[source("loop_twice")]),
+                        ("plateau_retire", ids[source("slow_stack")])]
     state = store.agent(A0).state
     assert state.retired and state.drafts == 3 and not state.must_draft
 

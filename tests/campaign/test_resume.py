@@ -21,7 +21,7 @@ from kernelarc.strategies import get_strategy
 from kernelarc.task.loader import load_task
 
 from campaign.runs import (
-    CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store, robust_options, scripted_agents, source,
+    CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store, robust_options, scripted_agents,
 )
 
 KILL_DEADLINE_S = 300.0
