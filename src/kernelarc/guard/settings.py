@@ -25,7 +25,7 @@ class GuardSettings(BaseModel):
     margin: float = Field(default=0.02, ge=0)
     """KEEP needs speedup > 1 + max(margin, noise)."""
     near_best_window: float = Field(default=0.05, ge=0)
-    """ACCEPT when speedup >= 1 - max(window, noise); REVERT below."""
+    """ACCEPT when speedup >= 1 / (1 + max(window, noise)); REVERT below."""
     compile_timeout_s: float = Field(default=300.0, gt=0)
     """Import, build and first call of the candidate."""
     run_timeout_s: float = Field(default=300.0, gt=0)

@@ -232,7 +232,8 @@ class Store(Database):
                     raise LookupError(f"candidate #{candidate_id} has no agent to give the new state to")
                 self._update_agent(conn, cand["agent_id"], agent_state)
             meta = self._meta(meta_row)
-            finding = finding_from_verdict(evaluation, kernel_type=meta.kernel_type, task=meta.task_name,
+            # only agents' candidates teach: a baseline or a user's candidate has no strategy to learn from
+            finding = None if cand["agent_id"] is None else finding_from_verdict(evaluation, kernel_type=meta.kernel_type, task=meta.task_name,
                                            strategy=cand["strategy"], reflection=reflection,
                                            candidate_id=candidate_id, candidate_hash=cand["hash"])
             evicted: tuple[int, ...] = ()

@@ -18,7 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from kernelarc.errors import UserError
-from kernelarc.memory.paths import user_data_dir
+from kernelarc.paths import user_data_dir
 from kernelarc.strategies.model import Strategy
 from kernelarc.task.classify import KernelType as K
 
