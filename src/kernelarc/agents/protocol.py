@@ -139,6 +139,8 @@ class AgentContext(Frozen):
     """True when the agent plateaued: it must write a new kernel, not a variant of its incumbent."""
     draft_instruction: str = ""
     """What the campaign asks of the draft (shown to the agent when `must_draft`)."""
+    peer_strategies: tuple[str, ...] = ()
+    """Strategies the campaign's other active agents hold (an agent borrowing moves avoids theirs)."""
     step: int = Field(default=0, ge=0)
     """How many proposals this agent has made before this one."""
     rng_seed: int = 0

@@ -148,6 +148,7 @@ class Campaign:
             findings=self._recall(slot.strategy.name),
             leaderboard=tuple(e for e in self.leaderboard() if e.agent_id != slot.id),
             must_draft=state.must_draft, draft_instruction=DRAFT_INSTRUCTION if state.must_draft else "",
+            peer_strategies=tuple(sorted({s.strategy.name for s in self._active() if s.id != slot.id})),
             step=state.steps, rng_seed=self.options.seed * 1000 + slot.index,
         )
 

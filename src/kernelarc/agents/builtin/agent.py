@@ -71,7 +71,8 @@ class BuiltinAgent:
         incumbent = self._family_of(ctx.incumbent_source) or self._incumbent_family
         exclude = {incumbent} if ctx.must_draft and incumbent else set()
         for _ in range(MAX_RENDER_FAILURES):
-            choice = search.next(exclude) or (self._borrow(search, incumbent) and search.next(exclude))
+            choice = search.next(exclude) or (self._borrow(search, incumbent, ctx.peer_strategies)
+                                              and search.next(exclude))
             if not choice:
                 return None
             family, params = choice
@@ -116,12 +117,13 @@ class BuiltinAgent:
                 for family, params in parse_points(_docstring_head(entry.source)):
                     search.prefer(family, params)
 
-    def _borrow(self, search: Search, incumbent: str | None) -> bool:
-        """Add an applicable family of another strategy (another language than the incumbent's first)."""
+    def _borrow(self, search: Search, incumbent: str | None, peers: tuple[str, ...] = ()) -> bool:
+        """Add an applicable family of another strategy: first one no other active agent holds (their
+        moves would come back as duplicates), then another language than the incumbent's."""
         language = next((s.family.language for n, s in search.states.items() if n == incumbent), None)
         others = [f for f in all_families() if f.name not in search.states and f.name not in search.skipped]
         random.Random(self.seed).shuffle(others)  # agents borrow in different orders: fewer duplicates
-        others.sort(key=lambda f: f.language == language)
+        others.sort(key=lambda f: (f.strategy in peers, f.language == language))
         return any(search.add_family(f) and search.open_points(search.states[f.name]) for f in others)
 
     @staticmethod
