@@ -10,7 +10,8 @@ from kernelarc.agents import get_backend
 from kernelarc.agents.config import BackendConfig
 from kernelarc.agents.llm import AgentStepFailed
 from kernelarc.agents.openai import openai_factory
-from kernelarc.agents.replay import ReplayExhausted, replay_factory
+from kernelarc.agents.protocol import AgentExhausted
+from kernelarc.agents.replay import RecordingEnded, ReplayExhausted, replay_factory
 from kernelarc.agents.usage import Budget, MemoryRecorder, Recorders, StoreRecorder
 from kernelarc.memory import Store
 from kernelarc.memory.llm_calls import CallKind, calls
@@ -80,8 +81,11 @@ def test_replay_reproduces_the_run_without_a_server(recorded, make_context, keep
 def test_replay_says_when_the_recording_runs_out(recorded, make_context):
     store, _, _ = recorded
     agent = get_backend("replay")(store)("a0", get_strategy("fusion"), make_context().task, 0)
-    with pytest.raises(ReplayExhausted, match="no more propose responses for agent 'a0' at step 2"):
+    # past the agent's last recorded step: the agent is done (the campaign retires it), not an error
+    with pytest.raises(RecordingEnded, match="ends for agent 'a0' before step 2"):
         asyncio.run(agent.propose(make_context(step=2)))
+    assert issubclass(RecordingEnded, AgentExhausted) and not issubclass(RecordingEnded, ReplayExhausted)
+    # an agent the recorded run never had: the replay diverged, which the user must hear about
     other = replay_factory(store)("a9", get_strategy("fusion"), make_context().task, 0)
     with pytest.raises(ReplayExhausted, match="agent 'a9' at step 0"):
         asyncio.run(other.propose(make_context(agent_id="a9")))

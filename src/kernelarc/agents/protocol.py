@@ -29,6 +29,13 @@ class BackendError(UserError):
     """The agent backend asked for is unknown or cannot load (a missing optional package)."""
 
 
+class AgentExhausted(Exception):
+    """Raised from inside a backend when the agent has nothing more to propose (like returning None).
+
+    The campaign retires the agent; for example a replayed agent whose recording has no later steps.
+    """
+
+
 class Proposal(Frozen):
     """One candidate an agent puts forward: the full source and what it claims to change."""
 
@@ -215,6 +222,6 @@ def get_backend(name: str) -> FactoryMaker:
 
 
 __all__ = [
-    "Agent", "AgentContext", "AgentFactory", "BackendError", "BUILTIN_BACKENDS", "FactoryMaker", "LeaderboardEntry",
+    "Agent", "AgentContext", "AgentExhausted", "AgentFactory", "BackendError", "BUILTIN_BACKENDS", "FactoryMaker", "LeaderboardEntry",
     "Proposal", "VerdictNote", "clip_reflection", "get_backend", "known_backends", "register_backend",
 ]

@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 
 from kernelarc.agents.llm import Completion, LLMAgent, Message, ModelCallError, ReplyFormat
-from kernelarc.agents.protocol import AgentContext, AgentFactory, register_backend
+from kernelarc.agents.protocol import AgentContext, AgentExhausted, AgentFactory, register_backend
 from kernelarc.agents.usage import CallRecorder, MemoryRecorder
 from kernelarc.errors import UserError
 from kernelarc.memory.llm_calls import CallKind, LLMCall, calls
@@ -27,6 +27,10 @@ Key = tuple[str, int, CallKind]
 
 class ReplayExhausted(UserError):
     """The recording holds no (more) responses for a call the replayed campaign makes."""
+
+
+class RecordingEnded(AgentExhausted):
+    """The recorded agent made no proposal at this step or later: the replayed agent is done too."""
 
 
 class Recording:
@@ -53,8 +57,16 @@ class Recording:
         return cls(recorded, str(store.path))
 
     def next(self, agent_id: str, step: int, kind: CallKind) -> LLMCall:
-        """The next recorded call for this key; raises ReplayExhausted when there is none."""
+        """The next recorded call for this key.
+
+        Raises:
+            RecordingEnded: a proposal is asked for at a step past every step the agent recorded.
+            ReplayExhausted: otherwise, when there is no such call (the replay went where the run did not).
+        """
         queue = self._queues.get((agent_id, step, kind))
+        steps = [s for a, s, _ in self._queues if a == agent_id]
+        if not queue and kind is CallKind.PROPOSE and steps and max(steps) < step:
+            raise RecordingEnded(f"the recording {self.source} ends for agent {agent_id!r} before step {step}")
         if not queue:
             raise ReplayExhausted(f"the recording {self.source} has no more {kind.value} responses for agent "
                                   f"{agent_id!r} at step {step}: the replayed campaign went further than it")

@@ -21,7 +21,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kernelarc.agents.protocol import Agent, AgentContext, LeaderboardEntry, Proposal, VerdictNote, clip_reflection
+from kernelarc.agents.protocol import (
+    Agent,
+    AgentContext,
+    AgentExhausted,
+    LeaderboardEntry,
+    Proposal,
+    VerdictNote,
+    clip_reflection,
+)
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
 from kernelarc.campaign.drafting import DRAFT_INSTRUCTION, is_parameter_change
 from kernelarc.campaign.executor import Executor, evaluation_seed
@@ -123,7 +131,10 @@ class Campaign:
         ctx = self.context(slot)
         try:
             proposal = await slot.agent.propose(ctx)
-        except UserError:  # a missing key, an exhausted replay: the user must act, the run stops
+        except AgentExhausted as e:
+            self._retire(slot, f"nothing more to try: {e}")
+            return None
+        except UserError:  # a missing key, a replay that diverged: the user must act, the run stops
             raise
         except Exception as e:  # noqa: BLE001 - a backend's failure costs the step, never the campaign
             self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": f"{type(e).__name__}: {e}"[:2000]})
