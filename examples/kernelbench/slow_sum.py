@@ -19,7 +19,7 @@ class Model(nn.Module):
 
 
 ROWS = 16
-COLS = 256
+COLS = 64
 
 
 def get_inputs():
