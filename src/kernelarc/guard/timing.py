@@ -119,8 +119,8 @@ def _iteration_spans(events: list[dict]) -> tuple[dict[int, float], dict[int, in
     return spans, counts, streams, marker_stream
 
 
-def probe_streams(call: Callable[[], object], flush: Callable[[], None]) -> StreamProbe:
-    """Profile one call (after a flush on the launching stream) and report its kernels and streams."""
+def _profile_one(call: Callable[[], object], flush: Callable[[], None]):
+    """Profile one flushed call under CUPTI: (span ms, kernel count, streams used, the flush's stream)."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     torch.cuda.synchronize()
@@ -129,10 +129,15 @@ def probe_streams(call: Callable[[], object], flush: Callable[[], None]) -> Stre
         with record_function(f"{ITER_MARK}0"):
             call()
         torch.cuda.synchronize()
-    _, counts, streams, flush_stream = _iteration_spans(_trace_events(prof))
-    used = streams.get(0, set())
+    spans, counts, streams, flush_stream = _iteration_spans(_trace_events(prof))
+    return spans.get(0, 0.0), counts.get(0, 0), streams.get(0, set()), flush_stream
+
+
+def probe_streams(call: Callable[[], object], flush: Callable[[], None]) -> StreamProbe:
+    """Profile one call (after a flush on the launching stream) and report its kernels and streams."""
+    _, n_kernels, used, flush_stream = _profile_one(call, flush)
     side = bool(used - {flush_stream}) if flush_stream is not None else len(used) > 1
-    return StreamProbe(n_kernels=counts.get(0, 0), side_streams=side)
+    return StreamProbe(n_kernels=n_kernels, side_streams=side)
 
 
 class SideTimer:
@@ -164,16 +169,8 @@ class SideTimer:
 
 
 def _cupti_span(call: Callable[[], object], flush: Callable[[], None]) -> float:
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        flush()
-        with record_function(f"{ITER_MARK}0"):
-            call()
-        torch.cuda.synchronize()
-    spans, _, _, _ = _iteration_spans(_trace_events(prof))
-    return spans.get(0, 0.0)
+    """One call's span from its first kernel's start to its last kernel's end, over all streams."""
+    return _profile_one(call, flush)[0]
 
 
 def interleaved(
