@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console
-from kernelarc.cli.optimize_cmd import _backend_options
+from kernelarc.cli.optimize_cmd import parse_backend_options
 
 
 @app.command("bench")
@@ -39,7 +39,7 @@ def bench_command(
 
     options = BenchOptions(
         agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
-        backend_options=_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
+        backend_options=parse_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
         longterm=longterm, compile_baselines=not no_compile_baselines, rounds=rounds)
     out_dir = out or Path("runs") / f"bench-{suite.name}"
     only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()

@@ -13,13 +13,18 @@ from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console, fail
 from kernelarc.cli.progress import LiveProgress
 
 
-def _backend_options(pairs: list[str]) -> dict[str, str]:
-    out = {}
+def parse_backend_options(pairs: list[str], *, model: str | None = None, config: Path | None = None) -> dict:
+    """`--backend-option KEY=VALUE` pairs (true/false become booleans), plus `--model` and `--config`."""
+    out: dict = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             fail(f"--backend-option expects KEY=VALUE, got {pair!r}")
-        out[key.replace("-", "_")] = value
+        out[key.replace("-", "_")] = {"true": True, "false": False}.get(value.lower(), value)
+    if model is not None:
+        out["model"] = model
+    if config is not None:
+        out["config"] = str(config)
     return out
 
 
@@ -34,6 +39,8 @@ def optimize_command(
     agents: Annotated[int, typer.Option("--agents", min=1, max=64, help="Concurrent agents.")] = 4,
     strategies: Annotated[str | None, typer.Option("--strategies", help="Comma-separated strategies, one per agent (cycled); default: a spread for the kernel type.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Agent backend: builtin (offline), openai, anthropic, cli.")] = "builtin",
+    model: Annotated[str | None, typer.Option("--model", help="LLM backends: the model name (overrides the config's).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="LLM backends: the configuration file (TOML or YAML, docs/backends.md).")] = None,
     backend_option: Annotated[list[str], typer.Option("--backend-option", help="KEY=VALUE passed to the backend (repeatable), e.g. model=..., config=...")] = [],  # noqa: B006
     budget: Annotated[int, typer.Option("--budget", min=1, help="Candidates that may reach the guard.")] = 100,
     time_limit: Annotated[float | None, typer.Option("--time-limit", min=1, help="Seconds for this run.")] = None,
@@ -78,7 +85,7 @@ def optimize_command(
         try:
             options = CampaignOptions(
                 agents=agents, strategies=tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies
-                else (), backend=backend, backend_options=_backend_options(backend_option), budget=budget,
+                else (), backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config), budget=budget,
                 time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
                 seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
                 rounds=rounds)
