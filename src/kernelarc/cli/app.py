@@ -29,7 +29,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 # Humans read stderr; stdout carries only machine output (--json).
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # a line stays one line in pipes and logs
 out_console = Console()
 
 EXIT_OK, EXIT_NO_CORRECT, EXIT_USER_ERROR = 0, 1, 2
