@@ -13,6 +13,7 @@ import time
 from typing import Protocol
 
 from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate
+from kernelarc.guard.runner import WarmPool
 from kernelarc.task.model import Task
 
 
@@ -28,6 +29,8 @@ class Executor(Protocol):
     async def evaluate(self, candidate: Candidate, incumbent: Candidate | None, *, slot: int, seed: int,
                        trusted: bool = False) -> Evaluation: ...
 
+    def close(self) -> None: ...
+
 
 class LocalExecutor:
     """Guard evaluations in local worker processes, serialized per device by a lock."""
@@ -37,6 +40,8 @@ class LocalExecutor:
         self.devices = devices
         self.settings = settings
         self._locks = {d: asyncio.Lock() for d in devices}
+        self._pool = WarmPool()
+        """A started worker waits per device while the current evaluation runs (close() ends them)."""
         self.lock_held_s = {d: 0.0 for d in devices}
         """Seconds each device's lock was held (correctness + timing + worker start-up)."""
 
@@ -48,9 +53,13 @@ class LocalExecutor:
             t0 = time.monotonic()
             try:
                 return await asyncio.to_thread(evaluate, self.task, candidate, incumbent, device=device,
-                                               settings=settings, trusted=trusted)
+                                               settings=settings, trusted=trusted, pool=self._pool)
             finally:
                 self.lock_held_s[device] += time.monotonic() - t0
+
+    def close(self) -> None:
+        """End the idle pooled workers."""
+        self._pool.close()
 
 
 __all__ = ["Executor", "LocalExecutor", "evaluation_seed"]

@@ -166,7 +166,10 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
         reason = await campaign.run()
         return reason, await final_measurements(campaign)
 
-    reason, finals = asyncio.run(run_and_measure())
+    try:
+        reason, finals = asyncio.run(run_and_measure())
+    finally:
+        executor.close()
     meta = store.get_meta()
     store.put_meta(meta.model_copy(update={"status": CampaignStatus.FINISHED, "stop_reason": reason.value}))
     if longterm is not None:

@@ -14,7 +14,7 @@ import time
 from kernelarc.errors import DeviceError
 from kernelarc.guard.candidate import Candidate
 from kernelarc.guard.gate import check_candidate
-from kernelarc.guard.runner import WorkerOutcome, run_worker
+from kernelarc.guard.runner import WarmPool, WorkerOutcome, run_worker
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
 from kernelarc.guard.verdict import decide, geomean
@@ -69,11 +69,13 @@ def evaluate(
     device: str = "auto",
     settings: GuardSettings | None = None,
     trusted: bool = False,
+    pool: WarmPool | None = None,
 ) -> Evaluation:
     """Judge `candidate` against `incumbent` (the reference when None) on every workload of `task`.
 
     Args:
         trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
+        pool: already started workers to take from (a campaign's); None starts one now.
     """
     settings = settings or GuardSettings()
     started = time.monotonic()
@@ -98,7 +100,7 @@ def evaluate(
     deadlines = {"reference": settings.reference_timeout_s, "compile": settings.compile_timeout_s,
                  "first_call": settings.compile_timeout_s, "correctness": settings.run_timeout_s,
                  "timing": settings.run_timeout_s}
-    outcome = run_worker(job, deadlines=deadlines, device=device)
+    outcome = run_worker(job, deadlines=deadlines, device=device, pool=pool)
     return _to_evaluation(task, outcome, settings, device, incumbent is None, time.monotonic() - started)
 
 

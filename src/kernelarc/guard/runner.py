@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,80 @@ def worker_env(workdir: Path, device: str) -> dict[str, str]:
     return env
 
 
-def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_workdir: bool = False) -> WorkerOutcome:
+@dataclass
+class _Worker:
+    """A started worker process, not yet given its job."""
+
+    proc: subprocess.Popen
+    read_fd: int
+    workdir: Path
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "worker.log"
+
+    def discard(self) -> None:
+        """End an unused worker: closing stdin makes it exit; its group is killed to be sure."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        _kill_leftovers(self.proc)
+        try:
+            self.proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        os.close(self.read_fd)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _spawn(device: str) -> _Worker:
+    """Start a worker: private workdir, allow-listed environment, its own process group and pipe."""
+    workdir = Path(tempfile.mkdtemp(prefix="kernelarc-worker-"))
+    (workdir / "tmp").mkdir()
+    read_fd, write_fd = os.pipe()
+    with open(workdir / "worker.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd)],
+            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+            cwd=workdir, env=worker_env(workdir, device), start_new_session=True,
+        )
+    os.close(write_fd)
+    return _Worker(proc, read_fd, workdir)
+
+
+class WarmPool:
+    """One started, idle worker per device, importing torch while the previous evaluation runs.
+
+    Every worker still serves exactly one candidate; the pool only moves its start-up (several
+    seconds of importing torch) off the critical path. A campaign holds one pool and closes it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[str, _Worker] = {}
+
+    def take(self, device: str) -> _Worker:
+        """The idle worker for `device` (or a new one), and a fresh idle one started behind it."""
+        with self._lock:
+            worker = self._idle.pop(device, None)
+            if worker is None or worker.proc.poll() is not None:
+                if worker is not None:
+                    worker.discard()
+                worker = _spawn(device)
+            self._idle[device] = _spawn(device)
+            return worker
+
+    def close(self) -> None:
+        """End the idle workers."""
+        with self._lock:
+            idle, self._idle = list(self._idle.values()), {}
+        for worker in idle:
+            worker.discard()
+
+
+def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_workdir: bool = False,
+               pool: WarmPool | None = None) -> WorkerOutcome:
     """Run one evaluation job in a fresh worker process.
 
     Args:
@@ -88,33 +162,24 @@ def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_work
         deadlines: seconds allowed per stage name (reference, compile, correctness, timing); a
             stage not named gets the largest one.
         device: `cpu` or `cuda[:i]`.
+        pool: take an already started worker from this pool instead of starting one now.
     """
-    workdir = Path(tempfile.mkdtemp(prefix="kernelarc-worker-"))
-    (workdir / "tmp").mkdir()
+    worker = pool.take(device) if pool is not None else _spawn(device)
     key = new_key()
-    read_fd, write_fd = os.pipe()
-    log_path = workdir / "worker.log"
     outcome = WorkerOutcome()
     t_start = time.monotonic()
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd)],
-            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-            cwd=workdir, env=worker_env(workdir, device), start_new_session=True,
-        )
-    os.close(write_fd)
     try:
-        proc.stdin.write((json.dumps({**job, "workdir": str(workdir), "key": key.hex()}) + "\n").encode())
-        proc.stdin.close()
+        worker.proc.stdin.write((json.dumps({**job, "workdir": str(worker.workdir), "key": key.hex()}) + "\n").encode())
+        worker.proc.stdin.close()
     except BrokenPipeError:
         pass
-    _watch(proc, read_fd, key, deadlines, outcome)
-    _kill_leftovers(proc)
-    os.close(read_fd)
+    _watch(worker.proc, worker.read_fd, key, deadlines, outcome)
+    _kill_leftovers(worker.proc)
+    os.close(worker.read_fd)
     outcome.wall_s = time.monotonic() - t_start
-    outcome.log_tail = _tail(log_path)
+    outcome.log_tail = _tail(worker.log_path)
     if not keep_workdir:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(worker.workdir, ignore_errors=True)
     return outcome
 
 
@@ -206,4 +271,4 @@ def _tail(path: Path) -> str:
     return text[-LOG_TAIL_CHARS:]
 
 
-__all__ = ["WorkerOutcome", "run_worker", "worker_env", "ENV_ALLOWLIST"]
+__all__ = ["WarmPool", "WorkerOutcome", "run_worker", "worker_env", "ENV_ALLOWLIST"]

@@ -315,7 +315,16 @@ def _refill(previous: list | None, fresh: list) -> list:
 
 def main(argv: list[str]) -> int:
     fd = int(argv[1])
-    spec = json.loads(sys.stdin.readline())
+    import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
+
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    line = sys.stdin.readline()
+    if not line:  # an idle pooled worker that was never given a job
+        return 0
+    spec = json.loads(line)
     key = bytes.fromhex(spec.pop("key"))
     sys.stdin.close()
     os.dup2(2, 1)  # stray prints (the candidate's included) go to the log, never to the channel
