@@ -23,8 +23,8 @@ from kernelarc.campaign.baselines import COMPILE, EAGER
 from kernelarc.campaign.executor import evaluation_seed
 from kernelarc.campaign.run import DB_NAME
 from kernelarc.errors import UserError
-from kernelarc.guard import Candidate, Evaluation, GuardSettings, candidate_from_source, evaluate, resolve_device
-from kernelarc.guard.candidate import CandidateKind, solution_candidate
+from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate, resolve_device
+from kernelarc.guard.candidate import stored_candidate
 from kernelarc.memory import Store
 from kernelarc.memory.records import CampaignStatus
 from kernelarc.roofline import sol_score
@@ -72,9 +72,7 @@ def campaign_summary(task_path: Path, options: CampaignOptions, run_dir: Path) -
 def _winner(run_dir: Path, task: Task, candidate_id: int) -> Candidate:
     """The campaign's winning candidate, as stored (already judged, so trusted by the bench)."""
     record = Store(run_dir / DB_NAME).candidate(candidate_id)
-    if record.kind == CandidateKind.SOLUTION.value:
-        return solution_candidate(record.source)
-    return candidate_from_source(record.source, task, name=f"c{candidate_id}")
+    return stored_candidate(record.kind, record.source, task, name=f"c{candidate_id}")
 
 
 def _baseline(entry: dict | None) -> BaselineResult:

@@ -37,7 +37,7 @@ from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.campaign.plateau import PlateauAction, after_verdict
 from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
-from kernelarc.guard.candidate import CandidateKind
+from kernelarc.guard.candidate import stored_candidate
 from kernelarc.memory import LongTermMemory, Store
 from kernelarc.memory.records import AgentState, CandidateRecord
 from kernelarc.strategies.model import Strategy
@@ -230,18 +230,15 @@ class Campaign:
 
     # -- 3. evaluate ---------------------------------------------------------------------------
     async def _evaluate(self, sub: Submission) -> None:
-        incumbent = self._candidate_by_id(sub.incumbent_id) if sub.incumbent_id is not None else None
+        incumbent = self.candidate(sub.incumbent_id) if sub.incumbent_id is not None else None
         sub.evaluation = await self.executor.evaluate(
             sub.candidate, incumbent, slot=sub.slot.index,
             seed=evaluation_seed(self.options.seed, sub.candidate, incumbent))
 
-    def _candidate_by_id(self, candidate_id: int) -> Candidate:
+    def candidate(self, candidate_id: int) -> Candidate:
+        """A stored candidate, ready for the guard."""
         record = self.store.candidate(candidate_id)
-        if record.kind == CandidateKind.SOLUTION.value:
-            from kernelarc.guard.candidate import solution_candidate
-
-            return solution_candidate(record.source)
-        return candidate_from_source(record.source, self.task, name=f"c{candidate_id}")
+        return stored_candidate(record.kind, record.source, self.task, name=f"c{candidate_id}")
 
     # -- 4. reflect ----------------------------------------------------------------------------
     async def _reflect(self, sub: Submission) -> None:
@@ -305,7 +302,7 @@ class Campaign:
             ctx = self.context(slot)
             proposal = Proposal(source=record.source, language=record.language, claim=record.claim,
                                 parent_id=record.parent_id)
-            pending.append(Submission(slot, record.id, self._candidate_by_id(record.id), proposal, ctx,
+            pending.append(Submission(slot, record.id, self.candidate(record.id), proposal, ctx,
                                       self.store.agent(slot.id).state.incumbent_id))
         if pending:
             self.store.log_event("resume", payload={"pending": [p.candidate_id for p in pending]})

@@ -42,13 +42,13 @@ async def final_measurements(campaign: Campaign) -> dict[str, Evaluation]:
     leader = campaign.leader()
     if leader is None:
         return {}
-    winner = campaign._candidate_by_id(leader.candidate_id)
+    winner = campaign.candidate(leader.candidate_id)
     out = {}
     for name, cid in campaign.baselines.items():
         base_eval = campaign.store.evaluation(cid)
         if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT:
             continue
-        baseline = campaign._candidate_by_id(cid)
+        baseline = campaign.candidate(cid)
         out[name] = await campaign.executor.evaluate(winner, baseline, slot=0, trusted=True,
                                                      seed=evaluation_seed(campaign.options.seed + 1, winner, baseline))
     return out
@@ -100,7 +100,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     if leader is not None:
         vs_eager, vs_compile = finals.get(EAGER), finals.get(COMPILE)
         reference = vs_eager or vs_compile
-        files = export_best(task, campaign._candidate_by_id(leader.candidate_id), run_dir / "best")
+        files = export_best(task, campaign.candidate(leader.candidate_id), run_dir / "best")
         best = {
             "candidate_id": leader.candidate_id, "agent": leader.agent_id, "strategy": leader.strategy,
             "speedup_vs_reference_chained": leader.speedup,

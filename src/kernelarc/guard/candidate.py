@@ -100,6 +100,13 @@ def candidate_from_source(source: str, task: Task, name: str = "candidate") -> C
                      language=infer_language(source), name=name)
 
 
+def stored_candidate(kind: str, source: str, task: Task, name: str = "candidate") -> Candidate:
+    """A candidate rebuilt from what a store keeps of it: its kind (`CandidateKind` value) and source."""
+    if kind == CandidateKind.SOLUTION.value:
+        return solution_candidate(source, name=name)
+    return candidate_from_source(source, task, name=name)
+
+
 def load_candidate(path: str | Path, task: Task) -> Candidate:
     """Read a candidate file for `task`: a `.py` module or a SOL-ExecBench `solution.json`.
 
@@ -205,5 +212,5 @@ def solution_candidate(text: str, name: str = "solution") -> Candidate:
 
 __all__ = [
     "Candidate", "CandidateKind", "Solution", "SolutionSpec", "candidate_from_source",
-    "load_candidate", "solution_candidate", "infer_language", "normalized_source",
+    "load_candidate", "solution_candidate", "stored_candidate", "infer_language", "normalized_source",
 ]
