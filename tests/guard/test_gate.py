@@ -170,6 +170,8 @@ def test_runtime_fixture_really_cheats(name):
     ("from concurrent import futures\n", ("thread", 1)),
     ("import http.client\n", ("network", 1)),
     ("import ctypes.util\n", ("native-code", 1)),
+    ("import os\n\nos.write(9, b'forged')\n", ("process", 3)),  # writing raw fds: the result channel's
+    ("import atexit\n", ("process", 1)),  # code that runs after the guard has its result
 ])
 def test_aliases_are_resolved(source, expected):
     assert _result(source) == expected

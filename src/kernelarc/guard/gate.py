@@ -47,7 +47,8 @@ RULES: dict[str, str] = {
 NAME_RULES: dict[str, str] = {
     **dict.fromkeys(["subprocess", "multiprocessing", "torch.multiprocessing", "signal", "pty", "os.system",
                      "os.popen", "os.fork*", "os.exec*", "os.spawn*", "os.posix_spawn*", "os.kill*", "os._exit",
-                     "os.dup2", "os.register_at_fork", "sys.exit"], "process"),
+                     "os.dup*", "os.write*", "os.pwrite*", "os.close*", "os.register_at_fork", "sys.exit",
+                     "atexit"], "process"),
     **dict.fromkeys(["threading", "_thread", "concurrent.futures", "asyncio"], "thread"),
     **dict.fromkeys(["socket", "ssl", "http", "urllib", "urllib3", "requests", "httpx", "aiohttp", "ftplib",
                      "smtplib"], "network"),
