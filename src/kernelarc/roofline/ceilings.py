@@ -61,7 +61,6 @@ def measure(device_index: int = 0, matmul_n: int = 8192, copy_bytes: int = 1 << 
     src = torch.empty(copy_bytes // 2, dtype=torch.uint8, device=dev).random_(0, 255)
     dst = torch.empty_like(src)
     copy_ms = median_ms(lambda: dst.copy_(src))
-    del src, dst
     a = torch.randn(matmul_n, matmul_n, dtype=torch.bfloat16, device=dev)
     b = torch.randn(matmul_n, matmul_n, dtype=torch.bfloat16, device=dev)
     mm_ms = median_ms(lambda: torch.mm(a, b))
