@@ -18,7 +18,8 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   `input_shape`, `dtype`, `unrolled` (how many partial reductions were folded into it; 1 if none).
 - `elementwise`: the whole forward is pointwise: `nodes`, `inputs`, `out`, `numel`, `dtype`.
 - `attention`: `form` (sdpa or matmul_softmax), `q`, `k`, `v`, `scale` (None: 1/sqrt(D)), `causal`,
-  `attn_mask`, `node` (sdpa, or the second matmul), `out`, `shape` (of q), `dtype`.
+  `attn_mask`, `masked_fill` (matmul_softmax: the boolean mask whose True positions are filled with
+  -inf before the softmax, or None), `node` (sdpa, or the second matmul), `out`, `shape` (of q), `dtype`.
 - `conv`: `node`, `target`, `input`, `weight`, `bias`, `dims`.
 The analysis adds `emit_blocker` (why the graph cannot be re-emitted as code, or None),
 `launch_bound` and `total_elements`. Imports without torch. Budget: about 360 lines.
@@ -325,11 +326,17 @@ def _attention(g: Graph) -> dict[str, Any] | None:
 
 
 def _matmul_softmax(g: Graph, softmax: OpNode) -> dict[str, Any] | None:
-    """matmul(softmax(matmul(q, k^T) * scale), v), the scale a mul or div by a constant."""
-    second = g.sole_user(softmax.name)
-    if second is None or op_name(second.target) not in ("matmul", "bmm") or second.args[0] != softmax.name:
+    """matmul(softmax(masked_fill(matmul(q, k^T) * scale, mask, -inf)), v): the scale a mul or div by
+    a constant, the masked_fill optional, a dtype cast between softmax and the second matmul allowed."""
+    probs, second = softmax.name, g.sole_user(softmax.name)
+    while second is not None and second.target in CASTS:  # softmax(..., dtype=float32).to(q.dtype)
+        probs, second = second.name, g.sole_user(second.name)
+    if second is None or op_name(second.target) not in ("matmul", "bmm") or second.args[0] != probs:
         return None
-    scale, node = 1.0, g.by_name.get(softmax.args[0])
+    masked_fill, node = None, g.by_name.get(softmax.args[0])
+    if node is not None and op_name(node.target) == "masked_fill" and node.args[2] == -math.inf:
+        masked_fill, node = node.args[1], g.by_name.get(node.args[0])
+    scale = 1.0
     while node is not None and op_name(node.target) in ("mul", "div") and isinstance(node.args[1], (int, float)):
         scale = scale * node.args[1] if op_name(node.target) == "mul" else scale / node.args[1]
         node = g.by_name.get(node.args[0])
@@ -340,8 +347,8 @@ def _matmul_softmax(g: Graph, softmax: OpNode) -> dict[str, Any] | None:
         return None
     q = node.args[0]
     return {"form": "matmul_softmax", "q": q, "k": kt.args[0], "v": second.args[1], "attn_mask": None,
-            "causal": False, "scale": scale, "node": second.name, "out": second.name, "shape": g.shape(q),
-            "dtype": second.dtype}
+            "masked_fill": masked_fill, "causal": False, "scale": scale, "node": second.name, "out": second.name,
+            "shape": g.shape(q), "dtype": second.dtype}
 
 
 def _conv(g: Graph) -> dict[str, Any] | None:

@@ -102,21 +102,36 @@ class LibrarySdpa:
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         att = analysis.facts["attention"]
         backend = params["backend"]
+        masked = att.get("masked_fill")
         options = [f"attn_mask={att['attn_mask']}"] if att["attn_mask"] else []
         options += ["is_causal=True"] if att["causal"] else []
         options += [f"scale={att['scale']!r}"] if att["scale"] is not None else []
         call = f"F.scaled_dot_product_attention(q, k, v{''.join(', ' + o for o in options)})"
+        head, args = "def _attention(q, k, v):\n", f"{att['q']}, {att['k']}, {att['v']}"
+        if masked:  # the reference fills True positions with -inf: SDPA's boolean mask is the opposite
+            call = call[:-1] + ", **_mask_options(masked))"
+            head, args = "def _attention(q, k, v, masked):\n", f"{args}, {masked}"
         if backend == "default":
-            helper, imports = f"def _attention(q, k, v):\n    return {call}\n", ""
+            helper, imports = f"{head}    return {call}\n", ""
         else:
-            helper = (f"def _attention(q, k, v):\n"
+            helper = (f"{head}"
                       f'    """SDPA on the {backend} backend on the GPU; default dispatch elsewhere."""\n'
                       f"    if not q.is_cuda:\n        return {call}\n"
                       f"    with sdpa_kernel([SDPBackend.{SDPA_BACKENDS[backend]}]):\n        return {call}\n")
             imports = "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
-        rewrites = {att["node"]: f"_attention({att['q']}, {att['k']}, {att['v']})"}
+        if masked:
+            helper = _MASK_OPTIONS + "\n\n\n" + helper
+        rewrites = {att["node"]: f"_attention({args})"}
         return _move(self.name, analysis, params, rewrites, f"attention via SDPA, {backend} backend",
                      "x".join(map(str, att["shape"] or ())), helpers=helper, imports=imports)
+
+
+_MASK_OPTIONS = '''def _mask_options(masked):
+    """SDPA arguments for a boolean mask of positions to exclude: is_causal when it is exactly the
+    strict upper triangle (the fast causal kernels), else the complement as attn_mask. The check runs
+    on every call, on the mask's values, never cached: a different mask gives a different answer."""
+    causal = masked.shape[-1] == masked.shape[-2] and bool(torch.equal(masked, torch.ones_like(masked).triu(1)))
+    return {"is_causal": True} if causal else {"attn_mask": ~masked}'''
 
 
 class LibraryOps:
