@@ -202,6 +202,9 @@ def _rowwise(g: Graph) -> dict[str, Any] | None:
                 fact.update(weight=weight, eps=n.args[3] if len(n.args) > 3 else None)
             return fact
         if n.target == "aten.cross_entropy_loss" and shape:
+            cast = g.by_name.get(x)
+            if cast is not None and cast.target in CASTS and cast.dtype == "float32" and g.sole_user(cast.name) is n:
+                x = cast.args[0]  # logits.float(): the kernel computes in fp32 from the stored logits anyway
             fact = _row_fact("cross_entropy", "fused", n, x, shape, 1 if len(shape) > 1 else 0, n.name)
             fact["target"] = n.args[1]
             return fact

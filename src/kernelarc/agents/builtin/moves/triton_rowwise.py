@@ -303,7 +303,7 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
     lines.append(f"_{facts.op}_kernel[(triton.cdiv(n_rows, {rows_per_program}),)](\n{indent(args)},\n)")
     if facts.op == "cross_entropy":
         lines += [f"counted = (target != {IGNORE_INDEX}).sum()  # rows not ignored, as F.cross_entropy averages",
-                  "return (losses.sum() / counted).to(x.dtype)"]
+                  f"return (losses.sum() / counted).to(torch.{facts.dtype})  # the reference's loss dtype"]
     else:
         lines.append("return y.reshape(x.shape)")
     doc = f'"""{FORMULAS[facts.op]} over the last dim; one launch of `_{facts.op}_kernel`."""'
