@@ -75,6 +75,8 @@ class RowwiseFacts:
     """Columns (row length) on the first workload."""
     dtype: str
     """Dtype of x and y."""
+    sum_output: str | None = None
+    """Norms with a residual whose sum the forward also returns: `first` or `second` in its tuple."""
 
     @classmethod
     def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> RowwiseFacts:
@@ -82,13 +84,20 @@ class RowwiseFacts:
         op = raw["op"]
         if op not in OPS:
             raise ValueError(f"row-wise op {op!r} is not templated")
-        require_whole_forward(analysis, raw["out"])
+        outputs = tuple(analysis.output_names)
+        sum_output = None
+        if op in ("layer_norm", "rms_norm") and len(outputs) == 2 and set(outputs) == {raw["out"], raw["input"]}:
+            sum_output = "second" if outputs[0] == raw["out"] else "first"  # `h = x + r; return norm(h), h`
+        else:
+            require_whole_forward(analysis, raw["out"])
         x, residual = raw["input"], None
         shape = _shape(analysis, x)
         if shape is None or raw["dim"] != len(shape) - 1:
             raise ValueError(f"{op} over dim {raw['dim']} of a {shape} input: only the last dim is templated")
         if op in ("layer_norm", "rms_norm"):
             x, residual = _residual_add(analysis, x)
+            if sum_output and residual is None:
+                raise ValueError("the forward also returns the normalized input, which is not a residual add")
         if op == "cross_entropy":
             _check_cross_entropy(analysis, raw)
         for ref in (x, residual, raw.get("weight"), raw.get("bias"), raw.get("target")):
@@ -99,7 +108,7 @@ class RowwiseFacts:
             raise ValueError(f"eps {eps!r} is not a constant")
         return cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
                    eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
-                   rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"])
+                   rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"], sum_output=sum_output)
 
     def operands(self) -> list[tuple[str, str]]:
         """(kernel name, source expression) of the tensors read besides x, in kernel argument order."""
@@ -138,6 +147,8 @@ def _check_cross_entropy(analysis: TaskAnalysis, raw: dict[str, Any]) -> None:
 
 def _signature(facts: RowwiseFacts, tiles: str) -> str:
     outputs = "loss_ptr," if facts.op == "cross_entropy" else "y_ptr, stride_yr,"
+    if facts.sum_output:
+        outputs += " sum_ptr, stride_sumr,"
     inputs = ["x_ptr, stride_xr,"]
     for name, _ in facts.operands():
         inputs.append(f"{name}_ptr, stride_{name}r," if name == "residual" else f"{name}_ptr,")
@@ -158,6 +169,13 @@ def _load_x(facts: RowwiseFacts, at: str, mask: str, other: str) -> list[str]:
     return [f"x = {x}",
             f"residual = tl.load(residual_ptr + {at.format('residual')}, mask={mask}, other=0.0).to(tl.float32)",
             "x = (x + residual).to(x_ptr.dtype.element_ty).to(tl.float32)  # the reference adds in its dtype"]
+
+
+def _store_sum(facts: RowwiseFacts, at: str, mask: str) -> list[str]:
+    """The residual sum x + residual, stored when the forward returns it too (first pass only)."""
+    if not facts.sum_output:
+        return []
+    return [f"tl.store(sum_ptr + {at.format('sum')}, x.to(sum_ptr.dtype.element_ty), mask={mask})"]
 
 
 def _affine(facts: RowwiseFacts, cols: str, col_mask: str, bcast: str) -> list[str]:
@@ -201,7 +219,7 @@ def single_block_kernel(facts: RowwiseFacts) -> str:
             return _signature(facts, "BLOCK_SIZE: tl.constexpr, ROWS_PER_PROGRAM: tl.constexpr") + indent(
                 "\n".join(lines)) + "\n"
     else:
-        lines += _load_x(facts, at, "mask", "0.0")
+        lines += _load_x(facts, at, "mask", "0.0") + _store_sum(facts, at, "mask")
         if facts.op == "layer_norm":
             lines += ["mean = tl.sum(x, axis=1) / n_cols",
                       "centered = tl.where(mask, x - mean[:, None], 0.0)",
@@ -250,13 +268,13 @@ def looped_kernel(facts: RowwiseFacts) -> str:
     else:
         lines.append("acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)")
         if facts.op == "layer_norm":
-            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "acc += x"])
+            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), *_store_sum(facts, at, "mask"), "acc += x"])
             lines += ["mean = tl.sum(acc, axis=0) / n_cols", "acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)"]
             lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "centered = tl.where(mask, x - mean, 0.0)",
                                   "acc += centered * centered"])
             normalized = ["y = (x - mean) * rstd"]
         else:
-            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), "acc += x * x"])
+            lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), *_store_sum(facts, at, "mask"), "acc += x * x"])
             normalized = ["y = x * rstd"]
         lines.append("rstd = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)")
         lines += _chunk_loop([*_load_x(facts, at, "mask", "0.0"), *normalized,
@@ -291,6 +309,9 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
     else:
         lines.append("y = torch.empty_like(x2)")
         out = "y, y.stride(0)"
+        if facts.sum_output:
+            lines.append("residual_sum = torch.empty_like(x2)  # the forward returns x + residual too")
+            out += ", residual_sum, residual_sum.stride(0)"
     rows_per_program = 1 if looped else params["ROWS_PER_PROGRAM"]
     sizes = "n_rows, n_cols, eps" if facts.op in ("layer_norm", "rms_norm") else "n_rows, n_cols"
     if facts.op in ("layer_norm", "rms_norm"):
@@ -304,6 +325,9 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
     if facts.op == "cross_entropy":
         lines += [f"counted = (target != {IGNORE_INDEX}).sum()  # rows not ignored, as F.cross_entropy averages",
                   f"return (losses.sum() / counted).to(torch.{facts.dtype})  # the reference's loss dtype"]
+    elif facts.sum_output:
+        pair = ["y.reshape(x.shape)", "residual_sum.reshape(x.shape)"]
+        lines.append(f"return {', '.join(pair if facts.sum_output == 'second' else pair[::-1])}")
     else:
         lines.append("return y.reshape(x.shape)")
     doc = f'"""{FORMULAS[facts.op]} over the last dim; one launch of `_{facts.op}_kernel`."""'
