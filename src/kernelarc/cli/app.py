@@ -29,7 +29,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 # Humans read stderr; stdout carries only machine output (--json).
-err_console = Console(stderr=True, soft_wrap=True)  # a line stays one line in pipes and logs
+# A line stays one line in pipes and logs; tables get room there (a terminal sets its own width).
+err_console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
 out_console = Console()
 
 EXIT_OK, EXIT_NO_CORRECT, EXIT_USER_ERROR = 0, 1, 2
