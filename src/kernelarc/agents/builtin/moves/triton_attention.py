@@ -18,7 +18,6 @@ from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
-    check_dtype,
     claim,
     dedupe,
     describe_params,
@@ -199,8 +198,7 @@ class TritonAttentionFamily:
         return read_facts(analysis, "attention", AttentionFacts.parse)
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        facts, reason = self.facts(analysis)
-        return reason if facts is None else check_dtype(facts.dtype)
+        return self.facts(analysis)[1]
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)

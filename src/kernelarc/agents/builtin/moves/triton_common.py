@@ -150,18 +150,22 @@ F = TypeVar("F")
 
 def read_facts(analysis: TaskAnalysis, key: str,
                parse: Callable[[dict[str, Any], TaskAnalysis], F]) -> tuple[F | None, str | None]:
-    """`(facts, None)` when the analysis found `key` and `parse` accepts it, else `(None, reason)`.
+    """`(facts, None)` when the analysis found `key`, `parse` accepts it and its dtype is templated,
+    else `(None, reason)`.
 
-    `parse` raises KeyError, TypeError or ValueError for facts this template cannot serve.
+    `parse` raises KeyError, TypeError or ValueError for facts this template cannot serve; the parsed
+    facts carry a `dtype`.
     """
     raw = analysis.facts.get(key)
     if raw is None:
         found = ", ".join(sorted(k for k, v in analysis.facts.items() if isinstance(v, dict))) or "none"
         return None, f"the analysis found no {key} pattern (patterns found: {found})"
     try:
-        return parse(raw, analysis), None
+        facts = parse(raw, analysis)
     except (KeyError, TypeError, ValueError) as e:
         return None, f"{key}: {e}"
+    reason = check_dtype(facts.dtype)
+    return (None, reason) if reason else (facts, None)
 
 
 def require_whole_forward(analysis: TaskAnalysis, out: str) -> None:

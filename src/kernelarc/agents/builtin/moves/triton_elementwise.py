@@ -21,7 +21,6 @@ from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     BINARY,
     UNARY,
-    check_dtype,
     claim,
     dedupe,
     describe_params,
@@ -226,10 +225,7 @@ class TritonFusedElementwiseFamily:
         return read_facts(analysis, "elementwise", ElementwiseFacts.parse)
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        facts, reason = self.facts(analysis)
-        if facts is None:
-            return reason
-        return check_dtype(facts.dtype)
+        return self.facts(analysis)[1]
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)

@@ -25,7 +25,6 @@ from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, modu
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
     EpilogueStep,
-    check_dtype,
     claim,
     dedupe,
     describe_params,
@@ -362,8 +361,6 @@ class TritonGemmFamily:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)
         if facts is None:
-            return reason
-        if reason := check_dtype(facts.dtype):
             return reason
         if self.needs_epilogue and not facts.epilogue:
             return "the GEMM has no epilogue (bias, activation, scaling, residual) to fuse"

@@ -22,7 +22,6 @@ from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
-    check_dtype,
     claim,
     dedupe,
     describe_params,
@@ -197,8 +196,6 @@ class TritonReductionFamily:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)
         if facts is None:
-            return reason
-        if reason := check_dtype(facts.dtype):
             return reason
         outer, reduce, inner = facts.sizes
         if self.split and not (reduce >= SPLIT_MIN_REDUCE and outer * inner <= SPLIT_MAX_OUTPUTS):

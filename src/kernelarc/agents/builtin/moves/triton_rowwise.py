@@ -19,7 +19,6 @@ from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
-    check_dtype,
     claim,
     dedupe,
     describe_params,
@@ -352,8 +351,6 @@ class TritonRowwiseFamily:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)
         if facts is None:
-            return reason
-        if reason := check_dtype(facts.dtype):
             return reason
         if self.looped and facts.cols < LOOPED_MIN_COLS:
             return f"rows of {facts.cols} fit one block; chunked rows are for n_cols >= {LOOPED_MIN_COLS}"
