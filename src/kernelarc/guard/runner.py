@@ -115,7 +115,7 @@ def _spawn(device: str) -> _Worker:
     read_fd, write_fd = os.pipe()
     with open(workdir / "worker.log", "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd)],
+            [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd), device],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
             cwd=workdir, env=worker_env(workdir, device), start_new_session=True,
         )

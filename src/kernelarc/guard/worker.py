@@ -1,4 +1,4 @@
-"""The worker process that runs one candidate: `python -m kernelarc.guard.worker FD`.
+"""The worker process that runs one candidate: `python -m kernelarc.guard.worker FD DEVICE`.
 
 Started by `runner.py` with a scrubbed environment in a private temp dir. It reads its job (and the
 channel's signing key) from stdin before importing torch or the candidate, then works in stages,
@@ -313,6 +313,31 @@ def _refill(previous: list | None, fresh: list) -> list:
                 for old, new in zip(previous, fresh)]
 
 
+def prewarm(device: str) -> None:
+    """Pay the one-time costs of a CUDA worker before its job arrives.
+
+    Creating the CUDA context and starting the CUDA profiler (CUPTI, which the stream probe uses)
+    each cost seconds once per process; a pooled worker does both while it waits, so they leave
+    the critical path. Nothing here may fail the worker: a missing GPU is reported by the job.
+    """
+    import torch
+
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        return
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        dev = torch.device(device)
+        torch.cuda.set_device(dev)
+        x = torch.ones(1024, device=dev)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+            x.add_(1)
+            torch.cuda.synchronize(dev)
+        del x
+    except Exception:  # noqa: BLE001 - the job's own first CUDA call reports any real problem
+        traceback.print_exc()
+
+
 def main(argv: list[str]) -> int:
     fd = int(argv[1])
     import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
@@ -321,6 +346,7 @@ def main(argv: list[str]) -> int:
         import triton  # noqa: F401
     except ImportError:
         pass
+    prewarm(argv[2] if len(argv) > 2 else "cpu")
     line = sys.stdin.readline()
     if not line:  # an idle pooled worker that was never given a job
         return 0

@@ -101,3 +101,15 @@ def test_points_round_trip_through_text():
     params = {"BLOCK_M": 128, "form": "addmm", "split": 0.5, "tma": True}
     text = f"trap: {point_text('triton_gemm', params)} needed 256 KiB"
     assert parse_points(text) == [("triton_gemm", params)]
+
+
+def test_families_slow_to_judge_get_their_first_try_after_the_others():
+    analysis = example_analysis(GEMM)
+    slow = get_family("torch_compile")
+    search = Search(analysis, [slow, *families_for("library")], seed=0)
+    firsts = []
+    while (choice := search.next()) is not None and choice[0].name not in firsts:
+        firsts.append(choice[0].name)
+        search.record(choice[0].name, choice[1], 1.0)
+    assert slow.slow_to_judge and len(firsts) >= 2
+    assert firsts[-1] == "torch_compile"

@@ -120,7 +120,7 @@ class Search:
             state = live.get(family)
             if state is not None and params in self.open_points(state):
                 return state.family, dict(params)
-        untried = [s for s in live.values() if not s.tried]
+        untried = sorted((s for s in live.values() if not s.tried), key=_slow_to_judge)
         if untried:
             state = untried[0]
             return state.family, self.open_points(state)[0]
@@ -146,6 +146,10 @@ class Search:
         """The family holding the best measured point, or None before any measurement."""
         measured = [s for s in self.states.values() if s.tried]
         return max(measured, key=lambda s: s.best_reward).family.name if measured else None
+
+
+def _slow_to_judge(state: FamilyState) -> bool:
+    return bool(getattr(state.family, "slow_to_judge", False))
 
 
 __all__ = ["FamilyState", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]

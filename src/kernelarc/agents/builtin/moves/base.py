@@ -93,6 +93,8 @@ class MoveFamily(Protocol):
     """The catalogue strategy it serves: library, memory, tensor_cores, fusion, precision, reduction, scheduling, arch."""
     language: str
     """pytorch, triton or cuda_cpp: a change of family language counts as a draft."""
+    # Optional: `slow_to_judge = True` on a family whose candidates take far longer than others to
+    # build (torch.compile); the search then gives the other families their first try before it.
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         """None if this family can produce candidates for the task; else one line saying why not."""

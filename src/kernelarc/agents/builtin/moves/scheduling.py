@@ -84,8 +84,9 @@ _COMPILED = '''class _CompiledCall:
         return {result}
 '''
 
-COMPILE_MODES = ("max-autotune-no-cudagraphs", "reduce-overhead", "default", "max-autotune")
-"""Tried in this order; the modes that capture CUDA graphs have their outputs cloned."""
+COMPILE_MODES = ("max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune", "default")
+"""Tried in this order; the modes that capture CUDA graphs have their outputs cloned. `default` comes
+last: a campaign already judges it as its torch.compile baseline."""
 _CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
@@ -138,6 +139,8 @@ class TorchCompile:
     name = "torch_compile"
     strategy = "scheduling"
     language = "pytorch"
+    slow_to_judge = True
+    """Inductor compiles for 10 s to minutes per candidate: the search tries cheaper families first."""
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         return _transplant_reason(analysis)
