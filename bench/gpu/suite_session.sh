@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Bench tasks of bench/suites/h200 on a lent GPU machine across several device calls.
+#
+#   bench/gpu/suite_session.sh RESULTS_DIR WAIT_S BENCH_OPTIONS -- TASK...
+#
+# (SUITE=dir picks another suite; PYTHON=interpreter another Python.)
+# A device call may run 10 minutes, a suite takes longer, and the machine stays up (warm) between
+# calls that follow each other closely. So the first call starts the bench in its own session
+# (setsid: it outlives the call), one `kernelarc bench` per task in the order given, all into
+# RESULTS_DIR (results are incremental: a task already complete there with the same options is
+# kept); every call, the first included, then follows the log for at most WAIT_S seconds and packs
+# RESULTS_DIR into $OUT/results.tgz. A call that finds the bench still running only waits and packs;
+# a call on a fresh machine (the last one went back) starts it again from what RESULTS_DIR holds,
+# so carry RESULTS_DIR. Expects the missing Python packages as wheels in .whl/ (docs/benchmarks.md).
+set -u
+results=$1; wait_s=$2; shift 2
+bench_opts=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do bench_opts+=("$1"); shift; done
+shift
+tasks=("$@")
+mkdir -p "$results"
+log=$results/session.log
+pidfile=/tmp/kernelarc-suite.pid
+out=${OUT:-/tmp/out}
+suite=${SUITE:-bench/suites/h200}
+py=${PYTHON:-python3}
+
+if ! [ -s $pidfile ] || ! kill -0 "$(cat $pidfile)" 2>/dev/null; then
+  [ -d .whl ] && $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    .whl/pydantic*.whl .whl/annotated_types*.whl .whl/typing_*.whl .whl/platformdirs*.whl
+  echo "== $(date -u +%FT%TZ) start on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo no GPU)" >>"$log"
+  export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 KERNELARC_HOME=/tmp/kernelarc-home
+  setsid bash -c '
+    for t in "$@"; do
+      echo "== $(date -u +%FT%TZ) task $t"
+      '"$py"' -c "from kernelarc.cli.main import main; main()" bench '"$suite"' --tasks "$t" --out "'"$results"'" '"${bench_opts[*]}"'
+    done
+    echo "== $(date -u +%FT%TZ) all done"' _ "${tasks[@]}" >>"$log" 2>&1 < /dev/null &
+  echo $! >$pidfile
+fi
+
+deadline=$((SECONDS + wait_s))
+while kill -0 "$(cat $pidfile)" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 5; done
+grep -E "^== |: (complete|failed|running)|Error|error" "$log" | tail -40
+mkdir -p "$out"
+tar czf "$out/results.tgz" -C "$(dirname "$results")" "$(basename "$results")"
