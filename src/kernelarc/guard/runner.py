@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelarc.guard.channel import ForgedMessage, new_key, parse_line
+from kernelarc.guard.quiet import ENV_VAR as QUIET_LOCK_VAR
+from kernelarc.guard.quiet import lock_path
 
 # Variables a worker may inherit; everything else (API keys, tokens, cloud credentials) is dropped.
 ENV_ALLOWLIST = (
@@ -76,6 +78,7 @@ def worker_env(workdir: Path, device: str) -> dict[str, str]:
     env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), PYTHONDONTWRITEBYTECODE="1",
                TRITON_CACHE_DIR=str(workdir / "triton"), TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"),
                PYTHONUNBUFFERED="1")
+    env[QUIET_LOCK_VAR] = lock_path(device)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     return env
@@ -124,31 +127,46 @@ def _spawn(device: str) -> _Worker:
 
 
 class WarmPool:
-    """One started, idle worker per device, importing torch while the previous evaluation runs.
+    """Started, idle workers per device, importing torch while earlier evaluations run.
 
     Every worker still serves exactly one candidate; the pool only moves its start-up (several
-    seconds of importing torch) off the critical path. A campaign holds one pool and closes it.
+    seconds of importing torch, creating a CUDA context and starting CUPTI) off the critical path.
+    On the H200 an evaluation took 2-9 s while a start-up took about 5 s, so one idle worker was
+    often still starting when taken; a CUDA device keeps CUDA_DEPTH idle workers. The CPU keeps
+    one: there the start-ups compete with the evaluation for a few cores. Start-ups never overlap a
+    timing stage (guard/quiet.py). A campaign holds one pool and closes it.
     """
+
+    CUDA_DEPTH = 2
+    CPU_DEPTH = 1
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: dict[str, _Worker] = {}
+        self._idle: dict[str, list[_Worker]] = {}
+
+    def depth(self, device: str) -> int:
+        return self.CPU_DEPTH if device == "cpu" else self.CUDA_DEPTH
 
     def take(self, device: str) -> _Worker:
-        """The idle worker for `device` (or a new one), and a fresh idle one started behind it."""
+        """The oldest idle worker for `device` (or a new one); the idle ones are topped up behind it."""
         with self._lock:
-            worker = self._idle.pop(device, None)
-            if worker is None or worker.proc.poll() is not None:
-                if worker is not None:
+            idle = self._idle.setdefault(device, [])
+            worker = None
+            while idle and worker is None:
+                worker = idle.pop(0)
+                if worker.proc.poll() is not None:
                     worker.discard()
+                    worker = None
+            if worker is None:
                 worker = _spawn(device)
-            self._idle[device] = _spawn(device)
+            while len(idle) < self.depth(device):
+                idle.append(_spawn(device))
             return worker
 
     def close(self) -> None:
         """End the idle workers."""
         with self._lock:
-            idle, self._idle = list(self._idle.values()), {}
+            idle, self._idle = [w for ws in self._idle.values() for w in ws], {}
         for worker in idle:
             worker.discard()
 

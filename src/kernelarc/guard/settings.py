@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -19,7 +21,12 @@ class GuardSettings(BaseModel):
     warmup: int = Field(default=10, ge=1)
     """Untimed calls of each side before timing."""
     iterations: int = Field(default=50, ge=3)
-    """Timed calls of each side per workload (medians are taken over these)."""
+    """Timed calls of each side per workload on CUDA at least (medians are taken over these)."""
+    min_timed_s: float = Field(default=0.05, ge=0)
+    """On CUDA a side's timed calls add up to at least this long: microsecond calls get more of them,
+    so the median does not rest on a few milliseconds of a shared machine."""
+    max_iterations: int = Field(default=1000, ge=3)
+    """Cap on timed calls of each side per workload on CUDA."""
     cpu_iterations: int = Field(default=7, ge=3)
     """Timed calls per side on the CPU, where calls are slow and timings only rank."""
     margin: float = Field(default=0.02, ge=0)
@@ -37,9 +44,12 @@ class GuardSettings(BaseModel):
     input_pool_bytes: int = Field(default=2 << 30, gt=0)
     """Device memory for distinct input copies during timing (fresh addresses per call)."""
 
-    def timed_iterations(self, on_cuda: bool) -> int:
-        """Timed calls per side on this kind of device."""
-        return self.iterations if on_cuda else self.cpu_iterations
+    def timed_iterations(self, on_cuda: bool, call_s: float = 0.0) -> int:
+        """Timed calls per side on this kind of device, for calls taking about `call_s` seconds."""
+        if not on_cuda:
+            return self.cpu_iterations
+        wanted = math.ceil(self.min_timed_s / call_s) if call_s > 0 else self.iterations
+        return max(self.iterations, min(self.max_iterations, wanted))
 
 
 __all__ = ["GuardSettings"]

@@ -32,6 +32,9 @@ from kernelarc.guard.channel import ChannelWriter
 
 # Exceptions raised by these packages during the first call are build failures (JIT compilation).
 COMPILER_MODULES = ("triton.compiler", "torch._dynamo", "torch._inductor")
+CLOCK_RAMP_S = 0.2
+"""Seconds of busy work on the card before timing starts, so the first timed calls do not run at
+idle clocks (no clocks are locked: the machine's settings are not ours to change)."""
 # How the CPU allocator words an allocation it cannot serve (a plain RuntimeError, not OutOfMemoryError).
 CPU_OOM_MARKERS = ("DefaultCPUAllocator", "can't allocate memory")
 
@@ -205,72 +208,95 @@ class Job:
             entry.update(max_abs_error=worst_abs, max_rel_error=worst_rel)
 
     def time_workloads(self, callee) -> str:
-        from kernelarc.guard.correctness import check_outputs
         from kernelarc.guard.loading import reference_callee
-        from kernelarc.guard.timing import L2Flusher, SideTimer, interleaved, probe_streams
+        from kernelarc.guard.quiet import quiet
+        from kernelarc.guard.timing import L2Flusher
         from kernelarc.guard.types import TimingMethod
 
-        torch = self.torch
         self.channel.send("stage", stage="timing")
         incumbent = reference_callee(self.runtime, self.device) if self.incumbent is None else self.load(self.incumbent, "incumbent")
         flush = L2Flusher(self.device) if self.on_cuda else None
-        iterations = self.settings.timed_iterations(self.on_cuda)
-        methods_used = set()
-        for res in self.results:
-            with self.recording(res):
-                w = self.task.workload(res["uuid"])
-                specs = self.output_specs(w.uuid)
-                base = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
-                copies = self._input_copies(base, iterations)
-                audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
-                audit_at = self.rng.randrange(iterations)
-                audit_out: list = []
-                timers = {}
-                for name, side in (("incumbent", incumbent), ("candidate", callee)):
-                    method = TimingMethod.CPU_WALL
-                    if self.on_cuda:
-                        probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
-                        if name == "candidate" and probe.n_kernels == 0:
-                            raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
-                        method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
-                    timers[name] = SideTimer(method, flush)
-                    methods_used.add(method)
-                    warm = side.bind(copies[0], specs)
-                    for _ in range(self.settings.warmup if self.on_cuda else 1):
-                        self.guarded("RUNTIME_ERROR", warm)
+        with quiet(exclusive=True):  # no worker of this device starts up while this one times
+            if flush is not None:
+                self._raise_clocks(flush)
+            methods = {self._time_workload(res, incumbent, callee, flush) for res in self.results}
+        return TimingMethod.CUPTI.value if TimingMethod.CUPTI.value in methods else next(iter(methods))
 
-                def make(side, name):
-                    def for_iteration(i: int):
-                        if name == "candidate" and i == audit_at:
-                            call = side.bind(audit_inputs, specs)
-                            return lambda: audit_out.extend(call())
-                        return side.bind(copies[i % len(copies)], specs)
-                    return for_iteration
+    def _raise_clocks(self, flush) -> None:
+        """Keep the card busy for CLOCK_RAMP_S so that timing never starts from idle clocks."""
+        end = time.perf_counter() + CLOCK_RAMP_S
+        while time.perf_counter() < end:
+            for _ in range(8):
+                flush()
+            self.sync()
 
-                def keep_audit(_name: str, _i: int) -> None:
-                    """Copy the audit outputs before the next call: a candidate may return buffers it reuses."""
-                    if audit_out and not audit_kept:
-                        audit_out[:] = [t.clone() if isinstance(t, torch.Tensor) else t for t in audit_out]
-                        audit_kept.append(True)
+    def _time_workload(self, res: dict, incumbent, callee, flush) -> str:
+        """Time incumbent and candidate interleaved on one workload; returns the timing method used."""
+        from kernelarc.guard.correctness import check_outputs
+        from kernelarc.guard.timing import SideTimer, interleaved, probe_streams
+        from kernelarc.guard.types import TimingMethod
 
-                audit_kept: list = []
-                samples = self.guarded("RUNTIME_ERROR", interleaved,
-                                       {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
-                                        "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations,
-                                       keep_audit)
-                expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
-                audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
-                if not audit.ok:
-                    raise CandidateFailure("REWARD_HACK",
-                                           f"workload {w.uuid}: the audit call during timing was wrong ({audit.message})",
-                                           **_errors(audit))
-                cand, inc = samples["candidate"], samples["incumbent"]
-                res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
-                           incumbent_spread=inc.spread, method=cand.method.value)
-                del copies
+        torch = self.torch
+        with self.recording(res):
+            w = self.task.workload(res["uuid"])
+            specs = self.output_specs(w.uuid)
+            base = self.runtime.make_inputs(w, self.seeds[w.uuid][0])
+            copies = self._input_copies(base, self.settings.max_iterations if self.on_cuda else self.settings.cpu_iterations)
+            audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
+            audit_out: list = []
+            timers, call_s, methods = {}, {}, set()
+            for name, side in (("incumbent", incumbent), ("candidate", callee)):
+                method = TimingMethod.CPU_WALL
                 if self.on_cuda:
-                    torch.cuda.empty_cache()
-        return (TimingMethod.CUPTI if TimingMethod.CUPTI in methods_used else next(iter(methods_used))).value
+                    probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
+                    if name == "candidate" and probe.n_kernels == 0:
+                        raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
+                    method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
+                timers[name] = SideTimer(method, flush)
+                methods.add(method)
+                warm = side.bind(copies[0], specs)
+                n_warm = self.settings.warmup if self.on_cuda else 1
+                t0 = time.perf_counter()
+                for _ in range(n_warm):
+                    self.guarded("RUNTIME_ERROR", warm)
+                call_s[name] = (time.perf_counter() - t0) / n_warm
+            # A CUPTI-timed call costs a profiler session of its own: those keep the base count.
+            shortest = 0.0 if TimingMethod.CUPTI in methods else max(call_s.values())
+            iterations = self.settings.timed_iterations(self.on_cuda, call_s=shortest)
+            audit_at = self.rng.randrange(iterations)
+
+            def make(side, name):
+                def for_iteration(i: int):
+                    if name == "candidate" and i == audit_at:
+                        call = side.bind(audit_inputs, specs)
+                        return lambda: audit_out.extend(call())
+                    return side.bind(copies[i % len(copies)], specs)
+                return for_iteration
+
+            def keep_audit(_name: str, _i: int) -> None:
+                """Copy the audit outputs before the next call: a candidate may return buffers it reuses."""
+                if audit_out and not audit_kept:
+                    audit_out[:] = [t.clone() if isinstance(t, torch.Tensor) else t for t in audit_out]
+                    audit_kept.append(True)
+
+            audit_kept: list = []
+            samples = self.guarded("RUNTIME_ERROR", interleaved,
+                                   {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
+                                    "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations,
+                                   keep_audit)
+            expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
+            audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
+            if not audit.ok:
+                raise CandidateFailure("REWARD_HACK",
+                                       f"workload {w.uuid}: the audit call during timing was wrong ({audit.message})",
+                                       **_errors(audit))
+            cand, inc = samples["candidate"], samples["incumbent"]
+            res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
+                       incumbent_spread=inc.spread, method=cand.method.value, iterations=iterations)
+            del copies
+            if self.on_cuda:
+                torch.cuda.empty_cache()
+            return TimingMethod.CUPTI.value if TimingMethod.CUPTI in methods else next(iter(methods)).value
 
     def _input_copies(self, base: list, iterations: int) -> list[list]:
         """Distinct copies of the inputs (fresh addresses), as many as the pool budget allows."""
@@ -339,14 +365,17 @@ def prewarm(device: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    fd = int(argv[1])
-    import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
+    from kernelarc.guard.quiet import quiet
 
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        pass
-    prewarm(argv[2] if len(argv) > 2 else "cpu")
+    fd = int(argv[1])
+    with quiet(exclusive=False):  # start-up never overlaps another worker's timing on this device
+        import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
+
+        try:
+            import triton  # noqa: F401
+        except ImportError:
+            pass
+        prewarm(argv[2] if len(argv) > 2 else "cpu")
     line = sys.stdin.readline()
     if not line:  # an idle pooled worker that was never given a job
         return 0
