@@ -2,7 +2,10 @@
 
 Incumbent and candidate are timed interleaved in one process (ABBA order) so clock and thermal
 drift cancel. On CUDA every timed call is preceded by an L2 flush and gets its own input copy (a
-fresh address: no pointer-keyed caching). CUDA events on the launching stream are the default;
+fresh address: no pointer-keyed caching). The start event is recorded on an idle card, after the
+flush has finished: otherwise the call's host code races the flush, and a launch-bound call's
+sample is whatever part of its host overhead the flush did not hide (on the H200 such samples
+spread by 30-140% between p20 and p80). CUDA events on the launching stream are the default;
 when a probe under the CUDA profiler (CUPTI) shows a call putting kernels on other streams, that
 side is timed by kernel spans over all streams instead, so hidden side-stream work is counted. On
 the CPU the same flow runs on the wall clock.
@@ -156,6 +159,7 @@ class SideTimer:
         elif self.method is TimingMethod.CUDA_EVENTS:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             self._flush()
+            torch.cuda.synchronize()
             start.record()
             call()
             end.record()

@@ -261,8 +261,8 @@ class Job:
                     self.guarded("RUNTIME_ERROR", warm)
                 call_s[name] = (time.perf_counter() - t0) / n_warm
             # A CUPTI-timed call costs a profiler session of its own: those keep the base count.
-            shortest = 0.0 if TimingMethod.CUPTI in methods else max(call_s.values())
-            iterations = self.settings.timed_iterations(self.on_cuda, call_s=shortest)
+            slowest_call_s = 0.0 if TimingMethod.CUPTI in methods else max(call_s.values())
+            iterations = self.settings.timed_iterations(self.on_cuda, call_s=slowest_call_s)
             audit_at = self.rng.randrange(iterations)
 
             def make(side, name):
