@@ -43,6 +43,7 @@ def test_honest_candidate_is_never_rejected(task_path, candidate_path):
     assert "vs reference" in ev.reason
     assert [w.uuid for w in ev.workloads] == [w.uuid for w in task.workloads]
     assert all(w.status is Status.PASSED and w.latency_ms > 0 and w.incumbent_ms > 0 for w in ev.workloads)
+    assert all(w.iterations == FAST.cpu_iterations for w in ev.workloads)
     assert set(ev.stage_seconds) == WORKER_STAGES
     assert ev.sol_ms is None and ev.sol_score is None  # no SOL figures from CPU timings
 

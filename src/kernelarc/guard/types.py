@@ -79,6 +79,8 @@ class WorkloadResult(Frozen):
     """Relative spread of the candidate's timings, (p80 - p20) / p50."""
     incumbent_spread: float | None = None
     """Relative spread of the incumbent's timings."""
+    iterations: int | None = None
+    """Timed calls of each side (more for short calls on CUDA, guard/settings.py)."""
     sol_ms: float | None = None
     """Speed-of-light time of this workload on this device, when known."""
     max_abs_error: float | None = None
