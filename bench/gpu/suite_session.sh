@@ -4,14 +4,16 @@
 #   bench/gpu/suite_session.sh RESULTS_DIR WAIT_S BENCH_OPTIONS -- TASK...
 #
 # (SUITE=dir picks another suite; PYTHON=interpreter another Python.)
-# A device call may run 10 minutes, a suite takes longer, and the machine stays up (warm) between
-# calls that follow each other closely. So the first call starts the bench in its own session
-# (setsid: it outlives the call), one `kernelarc bench` per task in the order given, all into
-# RESULTS_DIR (results are incremental: a task already complete there with the same options is
-# kept); every call, the first included, then follows the log for at most WAIT_S seconds and packs
-# RESULTS_DIR into $OUT/results.tgz. A call that finds the bench still running only waits and packs;
-# a call on a fresh machine (the last one went back) starts it again from what RESULTS_DIR holds,
-# so carry RESULTS_DIR. Expects the missing Python packages as wheels in .whl/ (docs/benchmarks.md).
+# A device call may run 10 minutes and a suite takes longer. So a call starts the bench in its own
+# session (setsid: it outlives the call), one `kernelarc bench` per task in the order given, all
+# into RESULTS_DIR (results are incremental: a task already complete there with the same options is
+# kept); every call then follows the log for at most WAIT_S seconds and packs RESULTS_DIR into
+# $OUT/results.tgz. A call that finds the bench still running (the machine stayed warm) only waits
+# and packs. The machine usually does not stay warm between two calls (it goes back 30 s after a
+# call; on 2026-11-30 it had gone back every time), so between calls unpack results.tgz into
+# RESULTS_DIR here (a git-ignored folder of the repo, e.g. .gpu_results/h200) and carry RESULTS_DIR
+# with every call: a fresh machine then skips the tasks already complete. Expects the missing
+# Python packages as wheels in .whl/ (docs/benchmarks.md says which).
 set -u
 results=$1; wait_s=$2; shift 2
 bench_opts=()
