@@ -36,6 +36,8 @@ def _check_rows_table_and_chart(out: Path) -> None:
     assert rowsum.eager.status == "PASSED" and rowsum.compile.status == "PASSED" and rowsum.compile.compile_s > 0
     assert rowsum.max_autotune.status == "PASSED" and rowsum.max_autotune.latency_ms > 0
     assert rowsum.best_label == "a0-fusion (fusion)" and rowsum.speedup_vs_eager > 1
+    # the eager time shown is the one timed interleaved with the winner, so it agrees with "× eager"
+    assert rowsum.eager.latency_ms / rowsum.best_ms == pytest.approx(rowsum.speedup_vs_eager)
     assert rowsum.speedup_vs_best_compile == min(rowsum.speedup_vs_compile, rowsum.speedup_vs_max_autotune)
     assert (rowsum.candidates, rowsum.budget) == (1, 2)
     md = (out / "results.md").read_text()

@@ -20,7 +20,7 @@ METHOD = (
     "reference, L2 flushed on CUDA, candidate and incumbent interleaved, medians). Per task, one kernelarc "
     "campaign judges PyTorch eager and torch.compile (default mode) as baseline candidates against the "
     "reference, then times its winner against each of them in one worker: those are the speedups over eager "
-    "and compile. torch.compile mode max-autotune-no-cudagraphs is then judged once against the winner, "
+    "and compile, and the eager and compile times shown. torch.compile mode max-autotune-no-cudagraphs is then judged once against the winner, "
     "interleaved, for the speedup over it. \"× best compile\" is the smaller of the two compile speedups. "
     "Compile times (s) include the first call, where torch.compile compiles. SOL = max(FLOPs / bf16 matmul "
     "rate, minimal bytes / copy bandwidth) with ceilings measured on the card; SOL fraction = T_SOL / "

@@ -107,6 +107,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
             "latency_ms": reference.latency_ms if reference and reference.correct else None,
             "speedup_vs_eager": vs_eager.speedup if vs_eager and vs_eager.correct else None,
             "speedup_vs_compile": vs_compile.speedup if vs_compile and vs_compile.correct else None,
+            "eager_ms": vs_eager.incumbent_ms if vs_eager and vs_eager.correct else None,
+            "compile_ms": vs_compile.incumbent_ms if vs_compile and vs_compile.correct else None,
             "final_verdict_vs_eager": vs_eager.verdict.value if vs_eager else None,
             "final_verdict_vs_compile": vs_compile.verdict.value if vs_compile else None,
             "sol_ms": reference.sol_ms if reference else None,
