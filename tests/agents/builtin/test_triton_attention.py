@@ -10,7 +10,10 @@ import pytest
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.triton_common import SMEM_PER_BLOCK_BYTES
 
-from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.task import load_task
+
+from .triton_harness import TASKS, analysis_for, assert_guard_passes, assert_matches_reference
 
 FAMILY = "triton_attention"
 
@@ -68,3 +71,48 @@ def test_full_guard_accepts_causal_attention():
     analysis = analysis_for("builtin_attention")
     family = get_family(FAMILY)
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+def test_masked_fill_attention_with_merged_heads_and_residual_matches_reference(tmp_path):
+    analysis = analysis_for("builtin_attention_masked_merged")
+    family = get_family(FAMILY)
+    assert family.applies(analysis) is None
+    move = family.render(analysis, dict(family.space(analysis)[0], BLOCK_M=16, BLOCK_N=16))
+    assert "torch.equal(masked, torch.ones_like(masked).triu(1))" in move.source
+    assert "out_heads = out.view(batch, seq_q, n_heads, head_dim).transpose(1, 2)" in move.source
+    assert "offs_m[:, None] >= offs_n[None, :]" in move.source  # the causal kernel serves the triangle
+    assert_matches_reference(move, analysis, tmp_path)
+
+
+def test_a_mask_that_is_not_the_causal_triangle_goes_to_sdpa(tmp_path):
+    fixture = TASKS / "builtin_attention_masked_merged.py"
+    shifted = tmp_path / "attention_mask_offset_2.py"
+    shifted.write_text(fixture.read_text().replace("TRIANGLE_OFFSET = 1", "TRIANGLE_OFFSET = 2"))
+    analysis = analyze(load_task(shifted))
+    family = get_family(FAMILY)
+    move = family.render(analysis, dict(family.space(analysis)[0], BLOCK_M=16, BLOCK_N=16))
+    assert_matches_reference(move, analysis, tmp_path)
+
+
+def test_the_suite_attention_task_gets_the_triton_template():
+    suite_task = TASKS.parents[2] / "bench" / "suites" / "h200" / "attention_causal_residual.py"
+    analysis = analyze(load_task(suite_task))
+    family = get_family(FAMILY)
+    assert family.applies(analysis) is None
+    facts = family.facts(analysis)[0]
+    assert facts.merged and facts.residual == "residual" and facts.masked == "self.causal_mask" and facts.causal
+
+
+def test_a_reshape_that_does_not_merge_the_heads_is_refused():
+    analysis = analysis_for("builtin_attention_masked_merged")
+    nodes = tuple(dataclasses.replace(n, args=(n.args[0], [2, 48, 24])) if n.target == "aten.reshape" else n
+                  for n in analysis.nodes)
+    odd = dataclasses.replace(analysis, nodes=nodes)
+    assert "not the attention result" in get_family(FAMILY).applies(odd)
+
+
+@pytest.mark.slow
+def test_full_guard_accepts_masked_attention_with_merged_heads():
+    analysis = analysis_for("builtin_attention_masked_merged")
+    family = get_family(FAMILY)
+    assert_guard_passes(family.render(analysis, dict(family.space(analysis)[0], BLOCK_M=16, BLOCK_N=16)), analysis)

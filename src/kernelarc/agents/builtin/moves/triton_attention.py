@@ -1,5 +1,9 @@
 """Triton attention template: a FlashAttention-2 style forward, out = softmax(q k^T * scale) v, causal
-or not, with an optional residual add fused before the store.
+or not, with an optional residual add fused before the store, and the heads optionally written
+merged ([batch, seq, heads * head_dim], what `attn.transpose(1, 2).reshape(...)` makes) by strides.
+A reference that masks its scores with masked_fill(mask, -inf) gets the causal kernel when the mask
+is exactly the strict upper triangle (checked on its values every call) and SDPA with that mask
+otherwise.
 
 One program per (BLOCK_M queries, batch x head); keys and values stream through in BLOCK_N tiles with
 an online softmax (running max and sum in fp32, exp2 with log2(e) folded into the scale), so the
@@ -52,6 +56,10 @@ class AttentionFacts:
     """Query i sees keys j <= i (SDPA's is_causal: aligned top-left)."""
     residual: str | None
     """A tensor of the output's shape added to the result (fused into the store)."""
+    masked: str | None
+    """A boolean [seq_q, seq_k] tensor whose True positions the reference fills with -inf."""
+    merged: bool
+    """The forward returns the heads merged, [batch, seq_q, heads * head_dim]."""
     shape: tuple[int, int, int, int]
     """q's shape on the first workload."""
     seq_k: int
@@ -73,31 +81,69 @@ class AttentionFacts:
             raise ValueError(f"q {shape} and k {k_shape} differ in batch, heads (GQA) or head dim")
         if shape[3] not in HEAD_DIMS:
             raise ValueError(f"head dim {shape[3]} is not one of {HEAD_DIMS}")
-        residual = _residual(analysis, raw["out"], shape)
-        for ref in (raw["q"], raw["k"], raw["v"], residual):
+        residual, merged = _output(analysis, raw["out"], shape)
+        masked = raw.get("masked_fill")
+        for ref in (raw["q"], raw["k"], raw["v"], residual, masked):
             if ref is not None:
                 require_leaf(analysis, ref)
         scale = raw.get("scale")
         if scale is not None and not isinstance(scale, (int, float)):
             raise ValueError(f"scale {scale!r} is not a constant")
         return cls(q=raw["q"], k=raw["k"], v=raw["v"], scale=None if scale is None else float(scale),
-                   causal=bool(raw["causal"]), residual=residual, shape=shape, seq_k=k_shape[2], dtype=raw["dtype"])
+                   causal=bool(raw["causal"]) or masked is not None, residual=residual, masked=masked,
+                   merged=merged, shape=shape, seq_k=k_shape[2], dtype=raw["dtype"])
 
 
-def _residual(analysis: TaskAnalysis, out: str, shape: tuple[int, ...]) -> str | None:
-    """The residual when the forward returns attention + residual; None when it returns attention."""
+_RESHAPES = ("aten.reshape", "aten.view", "aten._unsafe_view")
+_COPIES = ("aten.clone", "aten.contiguous")
+
+
+def _node(analysis: TaskAnalysis, name: Any):
+    return next((n for n in analysis.nodes if n.name == name), None) if isinstance(name, str) else None
+
+
+def _merged_heads(analysis: TaskAnalysis, name: Any, out: str, shape: tuple[int, ...]) -> bool:
+    """False when `name` is the attention result, True when it is that result with its heads merged
+    (`out.transpose(1, 2).reshape(batch, seq, heads * head_dim)`); ValueError otherwise."""
+    if name == out:
+        return False
+    batch, heads, seq, head_dim = shape
+    node = _node(analysis, name)
+    if node is None or node.target not in _RESHAPES or list(node.args[1]) != [batch, seq, heads * head_dim]:
+        raise ValueError(f"{name} is not the attention result or its heads merged")
+    source = _node(analysis, node.args[0])
+    while source is not None and source.target in _COPIES:
+        source = _node(analysis, source.args[0])
+    if (source is None or source.target != "aten.transpose.int" or source.args[0] != out
+            or sorted(d % 4 for d in source.args[1:3]) != [1, 2]):
+        raise ValueError(f"{name} is not the attention result or its heads merged")
+    return True
+
+
+def _output(analysis: TaskAnalysis, out: str, shape: tuple[int, ...]) -> tuple[str | None, bool]:
+    """(residual, merged): what the forward adds to the attention result (None: nothing), and whether
+    it returns the heads merged."""
     if analysis.returns_tuple or len(analysis.output_names) != 1:
         raise ValueError(f"the forward returns {len(analysis.output_names)} outputs; the template returns one")
     final = analysis.output_names[0]
-    if final == out:
-        return None
-    node = next((n for n in analysis.nodes if n.name == final), None)
-    if node is None or node.target != "aten.add.Tensor" or out not in node.args or len(node.args) != 2 or node.kwargs:
-        raise ValueError(f"the forward returns {final}, not the attention result or attention + residual")
-    residual = node.args[1] if node.args[0] == out else node.args[0]
-    if analysis.values.get(residual, (None, None))[0] != tuple(shape):
-        raise ValueError(f"{residual} added to the attention result is not of its shape {tuple(shape)}")
-    return residual
+    try:
+        return None, _merged_heads(analysis, final, out, shape)
+    except ValueError:
+        pass
+    node = _node(analysis, final)
+    if node is not None and node.target == "aten.add.Tensor" and len(node.args) == 2 and not node.kwargs:
+        for attention, residual in (node.args, node.args[::-1]):
+            try:
+                merged = _merged_heads(analysis, attention, out, shape)
+            except ValueError:
+                continue
+            batch, heads, seq, head_dim = shape
+            want = (batch, seq, heads * head_dim) if merged else tuple(shape)
+            if analysis.values.get(residual, (None, None))[0] != want:
+                raise ValueError(f"{residual} added to the attention result is not of its shape {want}")
+            return residual, merged
+    raise ValueError(f"the forward returns {final}, not the attention result (heads merged or not) "
+                     "or it plus a residual")
 
 
 def kernel_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
@@ -162,26 +208,44 @@ def kernel_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
 
 
 def wrapper_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
-    """Host function `attention(q, k, v[, residual])`: check, allocate, launch."""
-    names = ["q", "k", "v", *(["residual"] if facts.residual else [])]
+    """Host function `attention(q, k, v[, residual][, masked])`: check, allocate, launch."""
+    names = ["q", "k", "v", *(["residual"] if facts.residual else []), *(["masked"] if facts.masked else [])]
     scale = "head_dim ** -0.5" if facts.scale is None else literal(facts.scale)
     lines = [
         "batch, n_heads, seq_q, head_dim = q.shape",
         "seq_k = k.shape[2]",
         "if k.shape != (batch, n_heads, seq_k, head_dim) or v.shape != k.shape:",
         '    raise ValueError(f"attention: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} do not agree")',
-        "out = torch.empty_like(q)",
     ]
-    launch = ["out, *out.stride()", "q, *q.stride()", "k, *k.stride()", "v, *v.stride()"]
+    merge = ".transpose(1, 2).reshape(batch, seq_q, n_heads * head_dim)" if facts.merged else ""
+    if facts.masked:
+        lines += [
+            "if masked.shape != (seq_q, seq_k) or not bool(torch.equal(masked, torch.ones_like(masked).triu(1))):",
+            "    # not the causal triangle (checked on its values every call): SDPA takes any boolean mask",
+            f"    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~masked, scale={scale})"
+            f"{merge}",
+            f"    return {'residual + out' if facts.residual else 'out'}",
+        ]
+    out, residual = ("out_heads", "residual_heads") if facts.merged else ("out", "residual")
+    if facts.merged:
+        lines += ["out = torch.empty((batch, seq_q, n_heads * head_dim), dtype=q.dtype, device=q.device)",
+                  "out_heads = out.view(batch, seq_q, n_heads, head_dim).transpose(1, 2)  # heads merged by strides"]
+        if facts.residual:
+            lines.append("residual_heads = residual.reshape(batch, seq_q, n_heads, head_dim).transpose(1, 2)")
+    else:
+        lines.append("out = torch.empty_like(q)")
+    launch = [f"{out}, *{out}.stride()", "q, *q.stride()", "k, *k.stride()", "v, *v.stride()"]
     if facts.residual:
-        launch.append("residual, *residual.stride()")
+        launch.append(f"{residual}, *{residual}.stride()")
     launch += [f"n_heads, seq_q, seq_k, {scale}", launch_keywords({"HEAD_DIM": facts.shape[3], **{
         k: v for k, v in params.items() if k != "precision"}})]
     lines.append(f"_attention_kernel[(triton.cdiv(seq_q, {params['BLOCK_M']}), batch * n_heads)](\n"
                  + indent(",\n".join(launch)) + ",\n)")
     lines.append("return out")
+    layout = "[batch, seq, heads * head_dim]" if facts.merged else "[batch, heads, seq, head_dim]"
     return (f"def attention({', '.join(names)}):\n"
-            f'    """FlashAttention-2 style forward over [batch, heads, seq, head_dim] tensors; one launch."""\n'
+            f'    """FlashAttention-2 style forward over [batch, heads, seq, head_dim] tensors into {layout}; '
+            f'one launch."""\n'
             f"{indent(chr(10).join(lines))}\n")
 
 
@@ -236,7 +300,9 @@ class TritonAttentionFamily:
                f"{flops} FLOPs, {moved} bytes at least.\nPoint: {describe_params(params)}. "
                f"Generated by kernelarc ({self.name}).")
         body = f"{kernel_source(facts, params)}\n\n{wrapper_source(facts, params)}"
-        call = f"attention({', '.join([facts.q, facts.k, facts.v, *([facts.residual] if facts.residual else [])])})"
+        args = [facts.q, facts.k, facts.v, *([facts.residual] if facts.residual else []),
+                *([facts.masked] if facts.masked else [])]
+        call = f"attention({', '.join(args)})"
         text = (f"Triton flash attention {params['BLOCK_M']}x{params['BLOCK_N']} w{params['num_warps']} "
                 f"s{params['num_stages']}: scores stay on chip{', residual add fused' if facts.residual else ''}")
         return Move(family=self.name, params=dict(params), source=module_source(analysis, doc=doc, body=body,
