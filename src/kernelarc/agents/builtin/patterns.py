@@ -11,6 +11,10 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   {"op": "gelu", "approximate": "none"},
   {"op": "mul", "scalar": 2.0}, {"op": "add", "tensor": ref, "broadcast": "full" | "row"},
   {"op": "leaky_relu", "negative_slope": 0.1}, ...), `out` (the node holding the epilogue's result).
+- `gemm_dual`: two GEMMs of the same A whose results meet in act(A @ Wg [+ bg]) * (A @ Wu [+ bu]), a
+  product the forward returns (SwiGLU, GeGLU). `a`, `M`, `N`, `K`, `dtype`, `gate` and `up` (each
+  {"b", "trans_b", "bias", "node"} as in `gemm`), `activation` (an epilogue step without its node:
+  {"op": "silu"}, {"op": "gelu", "approximate": "tanh"}, ...), `node` and `out` (the product).
 - `rowwise`: `op` (softmax, log_softmax, layer_norm, rms_norm, cross_entropy), `form` (fused: one
   aten op; decomposed: the maths written out), `node` (the op, or the node holding the decomposed
   result), `input`, `dim`, `rows`, `cols`, `dtype`, `weight`, `bias`, `eps`, `target`, `out`.
@@ -22,7 +26,7 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   -inf before the softmax, or None), `node` (sdpa, or the second matmul), `out`, `shape` (of q), `dtype`.
 - `conv`: `node`, `target`, `input`, `weight`, `bias`, `dims`.
 The analysis adds `emit_blocker` (why the graph cannot be re-emitted as code, or None),
-`launch_bound` and `total_elements`. Imports without torch. Budget: about 360 lines.
+`launch_bound` and `total_elements`. Imports without torch. Budget: about 400 lines.
 """
 
 from __future__ import annotations
@@ -91,8 +95,8 @@ def op_name(target: str) -> str:
 def find_facts(analysis: TaskAnalysis) -> dict[str, Any]:
     """Every pattern found in the analysis' graph (see the module docstring for the keys)."""
     g = Graph(analysis)
-    found = {"gemm": _gemm(g), "rowwise": _rowwise(g), "reduction": _reduction(g), "elementwise": _elementwise(g),
-             "attention": _attention(g), "conv": _conv(g)}
+    found = {"gemm": _gemm(g), "gemm_dual": _gemm_dual(g), "rowwise": _rowwise(g), "reduction": _reduction(g),
+             "elementwise": _elementwise(g), "attention": _attention(g), "conv": _conv(g)}
     return {k: v for k, v in found.items() if v is not None}
 
 
@@ -179,6 +183,33 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[di
         steps.append(step)
         out = user.name
     return steps, out, bias, bias_node
+
+
+def _gemm_dual(g: Graph) -> dict[str, Any] | None:
+    """act(gate GEMM) * up GEMM over one A, returned: each result's pointwise chain ends in the product."""
+    gemms = [f for n in g.nodes if n.target in GEMM_OPS and n.shape is not None and (f := _gemm_operands(g, n))]
+    for gate in gemms:
+        for up in gemms:
+            same = all(gate[k] == up[k] for k in ("a", "M", "N", "K", "dtype"))
+            if gate is up or not same or gate["batch"] or up["batch"]:
+                continue
+            gate_steps, out, gate_bias, gate_node = _epilogue(g, gate["node"], gate["N"], gate["bias"] is None)
+            up_steps, up_out, up_bias, up_node = _epilogue(g, up["node"], up["N"], up["bias"] is None)
+            if (len(gate_steps) != 2 or gate_steps[0]["op"] not in UNARY_EPILOGUE or out != up_out
+                    or out not in g.analysis.output_names):
+                continue
+            activation = {k: v for k, v in gate_steps[0].items() if k != "node"}
+            product = {"op": "mul", "broadcast": "full", "node": out}
+            gate_meets_up = gate_steps[1] == {**product, "tensor": up_node}
+            if gate_meets_up and up_steps == [{**product, "tensor": gate_steps[0]["node"]}]:
+                return {"a": gate["a"], "M": gate["M"], "N": gate["N"], "K": gate["K"], "dtype": gate["dtype"],
+                        "gate": _dual_operand(gate, gate_bias), "up": _dual_operand(up, up_bias),
+                        "activation": activation, "node": out, "out": out}
+    return None
+
+
+def _dual_operand(fact: dict[str, Any], bias: Any) -> dict[str, Any]:
+    return {"b": fact["b"], "trans_b": fact["trans_b"], "bias": fact["bias"] or bias, "node": fact["node"]}
 
 
 # --- row-wise ------------------------------------------------------------------------------------

@@ -172,11 +172,11 @@ def epilogue_source(facts: GemmFacts) -> str:
     return "\n".join(lines)
 
 
-def _dot(facts: GemmFacts, params: dict[str, Any], b: str = "b") -> str:
-    """`tl.dot` accumulating in fp32; fp32 operands use IEEE products unless the point asks for tf32."""
-    if facts.dtype in LOW_PRECISION:
-        return f"accumulator = tl.dot(a, {b}, accumulator)"
-    return f'accumulator = tl.dot(a, {b}, accumulator, input_precision="{params.get("precision", "ieee")}")'
+def dot_source(dtype: str, params: dict[str, Any], b: str = "b", acc: str = "accumulator") -> str:
+    """`acc += a @ b` with `tl.dot` in fp32; fp32 operands use IEEE products unless the point asks for tf32."""
+    if dtype in LOW_PRECISION:
+        return f"{acc} = tl.dot(a, {b}, {acc})"
+    return f'{acc} = tl.dot(a, {b}, {acc}, input_precision="{params.get("precision", "ieee")}")'
 
 
 def mainloop_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVariant) -> str:
@@ -194,7 +194,7 @@ def mainloop_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVaria
             "for k in range(0, tl.cdiv(K, BLOCK_K)):",
             "    a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])  # out of bounds reads as 0",
             f"    b = b_desc.load({b_at})",
-            "    " + _dot(facts, params, "b.T" if facts.b_layout == "nk" else "b"),
+            "    " + dot_source(facts.dtype, params, "b.T" if facts.b_layout == "nk" else "b"),
         ])
     split = variant is GemmVariant.SPLIT_K
     offs_k = "(k_first * BLOCK_K + offs_k{})" if split else "offs_k{}"
@@ -218,7 +218,7 @@ def mainloop_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVaria
         "    b_mask = (offs_k[:, None] < k_remaining) & (offs_bn[None, :] < N)",
         "    a = tl.load(a_ptrs, mask=a_mask, other=0.0)",
         "    b = tl.load(b_ptrs, mask=b_mask, other=0.0)",
-        "    " + _dot(facts, params),
+        "    " + dot_source(facts.dtype, params),
         "    a_ptrs += BLOCK_K * stride_ak",
         "    b_ptrs += BLOCK_K * stride_bk",
     ]
@@ -443,5 +443,5 @@ FAMILIES = tuple(register_family(f) for f in (
 ))
 """The registered GEMM families."""
 
-__all__ = ["FAMILIES", "GemmFacts", "GemmVariant", "TritonGemmFamily", "epilogue_source", "kernels_source",
-           "mainloop_source", "operand_names", "wrapper_source"]
+__all__ = ["FAMILIES", "GemmFacts", "GemmVariant", "TILE_COORDS", "TILE_OF_PROGRAM", "TritonGemmFamily", "dot_source",
+           "epilogue_source", "kernels_source", "mainloop_source", "operand_names", "wrapper_source"]
