@@ -156,7 +156,7 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool,
     shape = g.by_name[name].shape
     while (user := g.sole_user(out)) is not None and (user.pointwise or (casts and user.target in CASTS)):
         op = op_name(user.target)
-        if user.target in CASTS and user.args[0] == out:
+        if casts and user.target in CASTS and user.args[0] == out:
             step = {"op": "cast", "dtype": user.dtype}
         elif op in UNARY_EPILOGUE and user.args[0] == out:
             step: dict[str, Any] = {"op": op}
