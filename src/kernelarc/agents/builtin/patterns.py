@@ -17,7 +17,9 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   {"op": "silu"}, {"op": "gelu", "approximate": "tanh"}, ...), `node` and `out` (the product).
 - `rowwise`: `op` (softmax, log_softmax, layer_norm, rms_norm, cross_entropy), `form` (fused: one
   aten op; decomposed: the maths written out), `node` (the op, or the node holding the decomposed
-  result), `input`, `dim`, `rows`, `cols`, `dtype`, `weight`, `bias`, `eps`, `target`, `out`.
+  result), `input` (as stored: a cast the pattern alone reads is looked through), `input_cast` (None,
+  or {"node", "dtype"} of that cast), `dim`, `rows`, `cols`, `dtype` (the op's), `weight`, `bias`,
+  `eps`, `target`, `epilogue` (as gemm's, plus dtype casts {"op": "cast", "dtype": "bfloat16"}), `out`.
 - `reduction`: `op` (sum, mean, amax, amin), `input`, `dims`, `keepdim`, `node`, `out`,
   `input_shape`, `dtype`, `unrolled` (how many partial reductions were folded into it; 1 if none).
 - `elementwise`: the whole forward is pointwise: `nodes`, `inputs`, `out`, `numel`, `dtype`.
@@ -26,7 +28,7 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   -inf before the softmax, or None), `node` (sdpa, or the second matmul), `out`, `shape` (of q), `dtype`.
 - `conv`: `node`, `target`, `input`, `weight`, `bias`, `dims`.
 The analysis adds `emit_blocker` (why the graph cannot be re-emitted as code, or None),
-`launch_bound` and `total_elements`. Imports without torch. Budget: about 400 lines.
+`launch_bound` and `total_elements`. Imports without torch. Budget: about 420 lines.
 """
 
 from __future__ import annotations
@@ -148,15 +150,19 @@ def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
             "K": k, "batch": batch, "dtype": n.dtype, "flops": 2 * m * n_dim * k * (batch or 1)}
 
 
-def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool) -> tuple[list[dict[str, Any]], str, Any, str]:
-    """(steps, out, bias, bias node): pointwise steps consuming the GEMM result one after another, until the
-    chain branches or ends; a row-vector add right after a bias-free GEMM is its bias."""
+def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool,
+              casts: bool = False) -> tuple[list[dict[str, Any]], str, Any, str]:
+    """(steps, out, bias, bias node): pointwise steps (and dtype casts, if `casts`) consuming the result of
+    `name` one after another, until the chain branches or ends; a row-vector add right after a bias-free
+    GEMM is its bias."""
     steps: list[dict[str, Any]] = []
     out, bias, bias_node = name, None, name
     shape = g.by_name[name].shape
-    while (user := g.sole_user(out)) is not None and user.pointwise:
+    while (user := g.sole_user(out)) is not None and (user.pointwise or (casts and user.target in CASTS)):
         op = op_name(user.target)
-        if op in UNARY_EPILOGUE and user.args[0] == out:
+        if casts and user.target in CASTS and user.args[0] == out:
+            step = {"op": "cast", "dtype": user.dtype}
+        elif op in UNARY_EPILOGUE and user.args[0] == out:
             step: dict[str, Any] = {"op": op}
             if op == "gelu":
                 step["approximate"] = user.kwargs.get("approximate", user.args[1] if len(user.args) > 1 else "none")
@@ -215,13 +221,20 @@ def _dual_operand(fact: dict[str, Any], bias: Any) -> dict[str, Any]:
 # --- row-wise ------------------------------------------------------------------------------------
 
 def _rowwise(g: Graph) -> dict[str, Any] | None:
+    fact = _row_op(g)
+    if fact is not None:
+        fact["epilogue"], fact["out"] = _epilogue(g, fact["node"], fact["cols"], False, casts=True)[:2]
+    return fact
+
+
+def _row_op(g: Graph) -> dict[str, Any] | None:
     for n in g.nodes:
         kind = SOFTMAX_OPS.get(n.target)
         x = n.args[0] if n.args else None
         shape = g.shape(x)
         if kind and shape:
             dim = n.args[1] % len(shape)
-            return _row_fact(kind, "fused", n, x, shape, dim, n.name)
+            return _look_through_cast(g, _row_fact(kind, "fused", n, x, shape, dim, n.name), {n.name})
         if n.target in ("aten.layer_norm", "aten.rms_norm") and shape:
             cols = _prod(tuple(n.args[1]))
             weight = n.args[2] if len(n.args) > 2 else None
@@ -231,14 +244,11 @@ def _rowwise(g: Graph) -> dict[str, Any] | None:
                             eps=n.args[4] if len(n.args) > 4 else 1e-5)
             else:
                 fact.update(weight=weight, eps=n.args[3] if len(n.args) > 3 else None)
-            return fact
+            return _look_through_cast(g, fact, {n.name})
         if n.target == "aten.cross_entropy_loss" and shape:
-            cast = g.by_name.get(x)
-            if cast is not None and cast.target in CASTS and cast.dtype == "float32" and g.sole_user(cast.name) is n:
-                x = cast.args[0]  # logits.float(): the kernel computes in fp32 from the stored logits anyway
             fact = _row_fact("cross_entropy", "fused", n, x, shape, 1 if len(shape) > 1 else 0, n.name)
             fact["target"] = n.args[1]
-            return fact
+            return _look_through_cast(g, fact, {n.name})
         if n.target == "aten.rsqrt":
             fact = _rms_decomposed(g, n)
             if fact:
@@ -250,7 +260,18 @@ def _row_fact(op: str, form: str, n: OpNode, x: Any, shape: tuple[int, ...], dim
               cols: int | None = None) -> dict[str, Any]:
     cols = cols or shape[dim]
     return {"op": op, "form": form, "node": n.name, "input": x, "dim": dim, "rows": _prod(shape) // max(cols, 1),
-            "cols": cols, "dtype": n.dtype, "weight": None, "bias": None, "eps": None, "target": None, "out": out}
+            "cols": cols, "dtype": n.dtype, "weight": None, "bias": None, "eps": None, "target": None, "out": out,
+            "input_cast": None}
+
+
+def _look_through_cast(g: Graph, fact: dict[str, Any], readers: set[str]) -> dict[str, Any]:
+    """`x.float()` read only by the pattern's `readers`: the kernel reads x as stored (computing in fp32
+    anyway), so the fact names x and notes the cast."""
+    cast = g.by_name.get(fact["input"]) if isinstance(fact["input"], str) else None
+    if (cast is not None and cast.target in CASTS and cast.name not in g.analysis.output_names
+            and {u.name for u in g.users.get(cast.name, [])} <= readers):
+        fact.update(input=cast.args[0], input_cast={"node": cast.name, "dtype": cast.dtype})
+    return fact
 
 
 def _rms_decomposed(g: Graph, rsqrt: OpNode) -> dict[str, Any] | None:
@@ -277,7 +298,7 @@ def _rms_decomposed(g: Graph, rsqrt: OpNode) -> dict[str, Any] | None:
         other = weighted.args[1] if weighted.args[0] == scaled.name else weighted.args[0]
         if g.shape(other) == (fact["cols"],):
             fact.update(node=weighted.name, weight=other, out=weighted.name)
-    return fact
+    return _look_through_cast(g, fact, {square.name, scaled.name})
 
 
 # --- reductions ----------------------------------------------------------------------------------

@@ -155,7 +155,8 @@ class LibraryOps:
         row = analysis.facts.get("rowwise")
         if row and row["op"] == "rms_norm" and row["form"] == "decomposed":
             eps = row["eps"] if isinstance(row["eps"], str) else repr(float(row["eps"]))
-            found["rms_norm"] = (row["out"], f"F.rms_norm({row['input']}, [{row['cols']}], {row['weight']}, {eps})")
+            x = row["input_cast"]["node"] if row["input_cast"] else row["input"]  # the norm reads the cast value
+            found["rms_norm"] = (row["node"], f"F.rms_norm({x}, [{row['cols']}], {row['weight']}, {eps})")
         return found
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:

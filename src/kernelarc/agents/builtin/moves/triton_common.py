@@ -1,15 +1,16 @@
-"""What the Triton move families share: pointwise maths as Triton expressions, epilogue steps, facts
-lookup, launch keywords and the shared-memory estimate.
+"""What the Triton move families share: pointwise maths as Triton expressions, epilogue steps and the
+kernel names of their operands, facts lookup, launch keywords and the shared-memory estimate.
 
 The analysis (agents/builtin/analysis.py) states what it found in `TaskAnalysis.facts`; each family
 reads its own key (`gemm`, `rowwise`, `reduction`, `attention`) through `read_facts`, which turns a
 malformed or missing entry into the one-line reason `applies()` returns. Pointwise maths is written
 once here so the GEMM epilogue, the attention epilogue and the fused elementwise kernel agree.
-Imports neither torch nor triton. Budget: 200 lines.
+Imports neither torch nor triton. Budget: 250 lines.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -145,6 +146,18 @@ def parse_epilogue(steps: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> 
     return tuple(EpilogueStep.parse(dict(s)) for s in steps)
 
 
+def operand_names(steps: tuple[EpilogueStep, ...], reserved: tuple[str, ...]) -> list[str]:
+    """A readable kernel argument stem per tensor operand (`bias`, `residual`), unique and not `reserved`."""
+    names: list[str] = []
+    for step in steps:
+        if step.tensor:
+            stem = re.sub(r"\W", "_", step.tensor.split(".")[-1]).strip("_") or "operand"
+            if stem in names or stem in reserved:
+                stem = f"{stem}{len(names)}"
+            names.append(stem)
+    return names
+
+
 F = TypeVar("F")
 
 
@@ -229,5 +242,6 @@ def dedupe(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
 __all__ = [
     "BINARY", "CLAIM_MAX", "EpilogueStep", "LOW_PRECISION", "SMEM_PER_BLOCK_BYTES", "SUPPORTED_DTYPES", "UNARY",
     "binary", "check_dtype", "claim", "dedupe", "describe_params", "elem_bytes", "launch_keywords",
-    "next_power_of_2", "parse_epilogue", "power", "read_facts", "require_leaf", "require_whole_forward", "unary",
+    "next_power_of_2", "operand_names", "parse_epilogue", "power", "read_facts", "require_leaf",
+    "require_whole_forward", "unary",
 ]

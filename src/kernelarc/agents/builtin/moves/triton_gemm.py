@@ -14,7 +14,6 @@ Reads `facts["gemm"]` (see `GemmFacts`). Imports neither torch nor triton. Budge
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -31,6 +30,7 @@ from kernelarc.agents.builtin.moves.triton_common import (
     elem_bytes,
     launch_keywords,
     next_power_of_2,
+    operand_names,
     parse_epilogue,
     read_facts,
     require_leaf,
@@ -119,30 +119,22 @@ class GemmFacts:
         return expr
 
 
-def operand_names(steps: tuple[EpilogueStep, ...]) -> list[str]:
-    """A readable kernel argument stem per tensor operand (`bias`, `residual`), unique."""
-    names: list[str] = []
-    for step in steps:
-        if step.tensor:
-            stem = re.sub(r"\W", "_", step.tensor.split(".")[-1]).strip("_") or "operand"
-            if stem in names or stem in ("a", "b", "c", "ws"):
-                stem = f"{stem}{len(names)}"
-            names.append(stem)
-    return names
+GEMM_NAMES = ("a", "b", "c", "ws")
+"""Names the GEMM kernel and wrapper use themselves, so no epilogue operand takes them."""
 
 
 def _kernel_operand_args(facts: GemmFacts) -> list[str]:
     """Kernel parameters for the epilogue's tensor operands: pointer, then strides for full tiles."""
     tensors = [s for s in facts.epilogue if s.tensor]
     return [f"{name}_ptr, stride_{name}m, stride_{name}n," if step.broadcast == "full" else f"{name}_ptr,"
-            for step, name in zip(tensors, operand_names(facts.epilogue))]
+            for step, name in zip(tensors, operand_names(facts.epilogue, GEMM_NAMES))]
 
 
 def _launch_operand_args(facts: GemmFacts) -> list[str]:
     """Launch arguments matching `_kernel_operand_args` (full operands are flattened to [M, N])."""
     tensors = [s for s in facts.epilogue if s.tensor]
     return [f"{name}, {name}.stride(0), {name}.stride(1)" if step.broadcast == "full" else name
-            for step, name in zip(tensors, operand_names(facts.epilogue))]
+            for step, name in zip(tensors, operand_names(facts.epilogue, GEMM_NAMES))]
 
 
 def epilogue_source(facts: GemmFacts) -> str:
@@ -152,7 +144,7 @@ def epilogue_source(facts: GemmFacts) -> str:
         "offs_cn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)",
         "c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)",
     ]
-    names = iter(operand_names(facts.epilogue))
+    names = iter(operand_names(facts.epilogue, GEMM_NAMES))
     for step in facts.epilogue:
         operand = None
         if step.tensor:
@@ -300,7 +292,7 @@ def kernels_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVarian
 
 def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVariant) -> str:
     """The host function `gemm(a, b, <operands>)`: check, allocate, launch."""
-    names = operand_names(facts.epilogue)
+    names = operand_names(facts.epilogue, GEMM_NAMES)
     tensors = [s for s in facts.epilogue if s.tensor]
     n_of_b, b_k, b_strides = (("b.shape[0]", "b.shape[1]", "b.stride(1), b.stride(0)") if facts.b_layout == "nk"
                               else ("b.shape[1]", "b.shape[0]", "b.stride(0), b.stride(1)"))
@@ -444,4 +436,4 @@ FAMILIES = tuple(register_family(f) for f in (
 """The registered GEMM families."""
 
 __all__ = ["FAMILIES", "GemmFacts", "GemmVariant", "TILE_COORDS", "TILE_OF_PROGRAM", "TritonGemmFamily", "dot_source",
-           "epilogue_source", "kernels_source", "mainloop_source", "operand_names", "wrapper_source"]
+           "epilogue_source", "kernels_source", "mainloop_source", "wrapper_source"]

@@ -1,17 +1,24 @@
 """Triton row-wise templates: softmax, log_softmax, layer_norm (optional residual add first), rms_norm
 and mean cross-entropy over the last dim, each row read once from global memory.
 
+The norms and softmaxes also fuse what surrounds them: a dtype cast of the input (the kernel reads x
+as stored and computes in fp32 anyway) and a chain of pointwise ops after the op (activations,
+scalars, per-column vectors, casts), applied in fp32 before the one store in the dtype the forward
+returns. Where the reference holds an intermediate in bf16 or fp16 the kernel rounds to it there, so
+a norm written out with casts around it stays faithful.
+
 Two families, both strategy memory:
 - `triton_rowwise`: a whole row (BLOCK_SIZE = next power of two of n_cols) in registers,
   ROWS_PER_PROGRAM rows per program as one 2-D block.
 - `triton_rowwise_looped`: one row per program walked in BLOCK_SIZE chunks (online max and sum for
   the softmax family), for rows too wide for registers (vocabularies of 32k to 128k).
 
-Reads `facts["rowwise"]` (agents/builtin/patterns.py). Imports neither torch nor triton. Budget: 400 lines.
+Reads `facts["rowwise"]` (agents/builtin/patterns.py). Imports neither torch nor triton. Budget: 540 lines.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +26,15 @@ from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
+    SUPPORTED_DTYPES,
+    EpilogueStep,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
+    operand_names,
     read_facts,
     require_leaf,
     require_whole_forward,
@@ -48,6 +58,35 @@ FORMULAS = {
     "rms_norm": "y = x * rsqrt(mean(x^2) + eps) * weight",
     "cross_entropy": "loss = mean over rows of (logsumexp(x) - x[target])",
 }
+ROUND_TO_BF16 = '''@triton.jit
+def _round_to_bfloat16(x):
+    """fp32 x rounded to the nearest bfloat16 (ties to even), kept in fp32: what x.to(tl.bfloat16) gives
+    on the GPU, in integer ops because the CPU interpreter's cast truncates instead."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.to(tl.float32, bitcast=True)
+'''
+"""Emitted (once) when a kernel rounds an intermediate to bfloat16 as the reference does."""
+KERNEL_NAMES = ("x", "y", "rows", "row", "offs", "cols", "mask", "row_mask", "col_mask", "rstd", "mean", "centered",
+                "acc", "row_max", "new_max", "numerator", "denominator", "chunk", "eps", "n_rows", "n_cols", "x2",
+                "residual2", "residual_sum", "losses", "counted", "target_logit", "torch", "nn", "triton", "tl")
+"""Names the kernels and wrappers use themselves, so no epilogue operand takes them."""
+
+
+@dataclass(frozen=True)
+class RowStep:
+    """One step of the epilogue after the row-wise op, as the reference computes it."""
+
+    step: EpilogueStep | None
+    """The pointwise op, or None for a dtype cast."""
+    dtype: str
+    """The dtype the reference holds this step's result in."""
+    operand: str | None = None
+    """Kernel name of the step's per-column vector, if it has one."""
+
+    def describe(self) -> str:
+        """`gelu`, `mul self.weight`, `to bfloat16`."""
+        return self.step.describe() if self.step else f"to {self.dtype}"
 
 
 @dataclass(frozen=True)
@@ -73,9 +112,17 @@ class RowwiseFacts:
     cols: int
     """Columns (row length) on the first workload."""
     dtype: str
-    """Dtype of x and y."""
+    """Dtype the op computes in (x's, unless the forward casts x first)."""
     sum_output: str | None = None
     """Norms with a residual whose sum the forward also returns: `first` or `second` in its tuple."""
+    x_dtype: str = ""
+    """Dtype of x as stored."""
+    input_round: str | None = None
+    """A narrower dtype the forward casts x to before the op: the kernel rounds x to it after loading."""
+    epilogue: tuple[RowStep, ...] = ()
+    """Pointwise ops and casts applied to the op's result before the store."""
+    out_dtype: str = ""
+    """Dtype of the forward's result (y)."""
 
     @classmethod
     def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> RowwiseFacts:
@@ -105,19 +152,66 @@ class RowwiseFacts:
         eps = raw.get("eps")
         if eps is not None and not isinstance(eps, (int, float)):
             raise ValueError(f"eps {eps!r} is not a constant")
-        return cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
-                   eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
-                   rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"], sum_output=sum_output)
+        x_dtype, cast = _dtype(analysis, x), raw.get("input_cast")
+        if cast and x_dtype not in SUPPORTED_DTYPES:
+            raise ValueError(f"the input {x} is stored as {x_dtype}, which the kernel does not read")
+        facts = cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
+                    eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
+                    rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"], sum_output=sum_output,
+                    x_dtype=x_dtype, out_dtype=_dtype(analysis, raw["out"]),
+                    input_round=cast["dtype"] if cast and cast["dtype"] not in ("float32", x_dtype) else None)
+        reserved = KERNEL_NAMES + tuple(name for name, _ in facts.operands())
+        return dataclasses.replace(facts, epilogue=_epilogue(analysis, raw, reserved))
 
     def operands(self) -> list[tuple[str, str]]:
         """(kernel name, source expression) of the tensors read besides x, in kernel argument order."""
         named = [("residual", self.residual), ("weight", self.weight), ("bias", self.bias), ("target", self.target)]
+        named += [(row.operand, row.step.tensor) for row in self.epilogue if row.operand]
         return [(name, ref) for name, ref in named if ref is not None]
+
+    @property
+    def formula(self) -> str:
+        """The op's formula for docstrings, without an absent weight or bias, then the epilogue's steps."""
+        text = FORMULAS[self.op]
+        if not self.weight:
+            text = text.replace(" * weight", "")
+        if not self.bias:
+            text = text.replace(" + bias", "")
+        return text + ("; then " + ", ".join(row.describe() for row in self.epilogue) if self.epilogue else "")
+
+
+def _epilogue(analysis: TaskAnalysis, raw: dict[str, Any], reserved: tuple[str, ...]) -> tuple[RowStep, ...]:
+    """The analysis' steps after the op; ValueError naming the first one the kernel cannot apply."""
+    rows = []
+    for step in raw.get("epilogue") or ():
+        if raw["op"] == "cross_entropy":
+            raise ValueError(f"{step['op']} after the cross_entropy loss is not templated")
+        dtype = _dtype(analysis, step["node"])
+        if dtype not in SUPPORTED_DTYPES:
+            raise ValueError(f"{step['op']} after the {raw['op']} gives {dtype}, which the kernel does not store")
+        if step["op"] == "cast":
+            rows.append(RowStep(None, dtype))
+            continue
+        parsed = EpilogueStep.parse(step)
+        if parsed.tensor and parsed.broadcast != "row":
+            raise ValueError(f"{step['op']} by the full tensor {parsed.tensor} after the {raw['op']} is not "
+                             "templated (only per-column vectors are)")
+        if parsed.tensor:
+            require_leaf(analysis, parsed.tensor)
+        rows.append(RowStep(parsed, dtype))
+    names = iter(operand_names(tuple(row.step for row in rows if row.step), reserved))
+    return tuple(dataclasses.replace(row, operand=next(names)) if row.step and row.step.tensor else row
+                 for row in rows)
 
 
 def _shape(analysis: TaskAnalysis, ref: str) -> tuple[int, ...] | None:
     node = next((n for n in analysis.nodes if n.name == ref), None)
     return node.shape if node is not None else analysis.values.get(ref, (None, None))[0]
+
+
+def _dtype(analysis: TaskAnalysis, ref: str) -> str | None:
+    node = next((n for n in analysis.nodes if n.name == ref), None)
+    return node.dtype if node is not None else analysis.values.get(ref, (None, None))[1]
 
 
 def _residual_add(analysis: TaskAnalysis, ref: str) -> tuple[str, str | None]:
@@ -156,18 +250,43 @@ def _signature(facts: RowwiseFacts, tiles: str) -> str:
         tiles += ", IGNORE_INDEX: tl.constexpr"
     args = "\n".join([outputs, *inputs, sizes, tiles + ","])
     doc = ("loss[r] = logsumexp(x[r]) - x[r, target[r]], 0 where the target is ignored" if facts.op == "cross_entropy"
-           else f"{FORMULAS[facts.op]}, per row")
+           else f"{facts.formula}, per row")
     return f"@triton.jit\ndef _{facts.op}_kernel(\n{indent(args)}\n):\n    \"\"\"{doc}.\"\"\"\n"
 
 
 def _load_x(facts: RowwiseFacts, at: str, mask: str, other: str) -> list[str]:
     """Lines leaving x (plus the residual, rounded as the reference rounds it) in fp32."""
-    x = f"tl.load(x_ptr + {at.format('x')}, mask={mask}, other={other}).to(tl.float32)"
-    if facts.residual is None:
-        return [f"x = {x}"]
-    return [f"x = {x}",
-            f"residual = tl.load(residual_ptr + {at.format('residual')}, mask={mask}, other=0.0).to(tl.float32)",
-            "x = (x + residual).to(x_ptr.dtype.element_ty).to(tl.float32)  # the reference adds in its dtype"]
+    lines = [f"x = tl.load(x_ptr + {at.format('x')}, mask={mask}, other={other}).to(tl.float32)"]
+    if facts.residual is not None:
+        lines += [f"residual = tl.load(residual_ptr + {at.format('residual')}, mask={mask}, other=0.0).to(tl.float32)",
+                  "x = (x + residual).to(x_ptr.dtype.element_ty).to(tl.float32)  # the reference adds in its dtype"]
+    if facts.input_round:
+        lines.append(f"x = {_rounded('x', facts.input_round)}  # the reference casts x to {facts.input_round}")
+    return lines
+
+
+def _rounded(name: str, dtype: str) -> str:
+    """fp32 `name` rounded to `dtype` and kept in fp32."""
+    return f"_round_to_bfloat16({name})" if dtype == "bfloat16" else f"{name}.to(tl.{dtype}).to(tl.float32)"
+
+
+def _epilogue_lines(facts: RowwiseFacts, cols: str, col_mask: str, bcast: str) -> list[str]:
+    """Lines applying the epilogue to `y` (fp32), first rounding each step's input to the dtype the
+    reference holds it in; the store rounds the last result."""
+    lines = []
+    held = [facts.dtype, *(row.dtype for row in facts.epilogue)]
+    for row, dtype in zip(facts.epilogue, held):
+        if dtype != "float32":
+            lines.append(f"y = {_rounded('y', dtype)}  # the reference holds {dtype} here")
+        if row.step is None:
+            continue  # a cast: it sets the dtype the next step rounds to
+        operand = None
+        if row.operand:
+            lines.append(f"{row.operand} = tl.load({row.operand}_ptr + {cols}, mask={col_mask}, other=0.0)"
+                         ".to(tl.float32)")
+            operand = f"{row.operand}{bcast}"
+        lines.append(f"y = {row.step.expression('y', operand)}  # {row.describe()}")
+    return lines
 
 
 def _store_sum(facts: RowwiseFacts, at: str, mask: str) -> list[str]:
@@ -228,6 +347,7 @@ def single_block_kernel(facts: RowwiseFacts) -> str:
             lines += ["rstd = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + eps)",
                       "y = x * rstd[:, None]"]
         lines += _affine(facts, "offs", "col_mask", "[None, :]")
+    lines += _epilogue_lines(facts, "offs", "col_mask", "[None, :]")
     lines.append(f"tl.store(y_ptr + {at.format('y')}, y.to(y_ptr.dtype.element_ty), mask=mask)")
     return _signature(facts, "BLOCK_SIZE: tl.constexpr, ROWS_PER_PROGRAM: tl.constexpr") + indent(
         "\n".join(lines)) + "\n"
@@ -245,7 +365,8 @@ def looped_kernel(facts: RowwiseFacts) -> str:
     """One row per program, read in BLOCK_SIZE chunks: statistics first, then the output."""
     at = "row * stride_{}r + cols"
     lines = ["row = tl.program_id(0).to(tl.int64)", "offs = tl.arange(0, BLOCK_SIZE)"]
-    store = [f"tl.store(y_ptr + {at.format('y')}, y.to(y_ptr.dtype.element_ty), mask=mask)"]
+    store = [*_epilogue_lines(facts, "cols", "mask", ""),
+             f"tl.store(y_ptr + {at.format('y')}, y.to(y_ptr.dtype.element_ty), mask=mask)"]
     if facts.op in ("softmax", "log_softmax", "cross_entropy"):
         if facts.op == "cross_entropy":
             lines += ["target = tl.load(target_ptr + row)", "target_logit = 0.0"]
@@ -306,7 +427,7 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
         lines.append("losses = torch.empty(n_rows, device=x.device, dtype=torch.float32)")
         out = "losses"
     else:
-        lines.append("y = torch.empty_like(x2)")
+        lines.append(f"y = torch.empty_like(x2, dtype=torch.{facts.out_dtype})")
         out = "y, y.stride(0)"
         if facts.sum_output:
             lines.append("residual_sum = torch.empty_like(x2)  # the forward returns x + residual too")
@@ -329,7 +450,7 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
         lines.append(f"return {', '.join(pair if facts.sum_output == 'second' else pair[::-1])}")
     else:
         lines.append("return y.reshape(x.shape)")
-    doc = f'"""{FORMULAS[facts.op]} over the last dim; one launch of `_{facts.op}_kernel`."""'
+    doc = f'"""{facts.formula} over the last dim; one launch of `_{facts.op}_kernel`."""'
     return f"def {facts.op}({', '.join(['x', *names])}):\n    {doc}\n{indent(chr(10).join(lines))}\n"
 
 
@@ -377,19 +498,23 @@ class TritonRowwiseFamily:
         if facts is None:
             raise ValueError(f"{self.name} cannot render: {reason}")
         kernel = looped_kernel(facts) if self.looped else single_block_kernel(facts)
+        if "_round_to_bfloat16(" in kernel:
+            kernel = f"{ROUND_TO_BF16}\n\n{kernel}"
         body = f"{kernel}\n\n{wrapper_source(facts, params, self.looped)}"
-        elem = elem_bytes(facts.dtype)
-        reads = 2 if facts.residual else 1
-        moved = facts.rows * facts.cols * elem * (reads + (0 if facts.op == "cross_entropy" else 1))
+        reads = (2 if facts.residual else 1) * elem_bytes(facts.x_dtype)
+        moved = facts.rows * facts.cols * (reads + (0 if facts.op == "cross_entropy" else elem_bytes(facts.out_dtype)))
         passes = {"softmax": 2, "log_softmax": 2, "layer_norm": 3, "rms_norm": 2, "cross_entropy": 1}[facts.op]
-        shape = f"{facts.rows} rows x {facts.cols} cols {facts.dtype}"
+        shape = f"{facts.rows} rows x {facts.cols} cols {facts.x_dtype}"
+        if facts.op != "cross_entropy" and facts.out_dtype != facts.x_dtype:
+            shape += f" -> {facts.out_dtype}"
         how = (f"each row read {passes}x in chunks of {params['BLOCK_SIZE']}" if self.looped
                else f"{params['ROWS_PER_PROGRAM']} whole rows per program")
-        doc = (f"Triton {facts.op}{' (residual add fused)' if facts.residual else ''}: {FORMULAS[facts.op]}.\n\n"
+        doc = (f"Triton {facts.op}{' (residual add fused)' if facts.residual else ''}: {facts.formula}.\n\n"
                f"{shape}: {moved} bytes at least, no matmul FLOPs; {how}.\n"
                f"Point: {describe_params(params)}. Generated by kernelarc ({self.name}).")
         call = f"{facts.op}({', '.join([facts.x, *(ref for _, ref in facts.operands())])})"
-        text = f"Triton {facts.op}: {how}, fp32 statistics, one kernel instead of several passes through memory"
+        fused = "".join(f"+{row.step.op if row.step else 'cast'}" for row in facts.epilogue)
+        text = f"Triton {facts.op}{fused}: {how}, fp32 statistics, one kernel instead of several passes through memory"
         return Move(family=self.name, params=dict(params), source=module_source(analysis, doc=doc, body=body,
                                                                                  call=call), claim=claim(text))
 
@@ -400,5 +525,5 @@ FAMILIES = tuple(register_family(f) for f in (
 ))
 """The registered row-wise families."""
 
-__all__ = ["FAMILIES", "RowwiseFacts", "TritonRowwiseFamily", "looped_kernel", "single_block_kernel",
+__all__ = ["FAMILIES", "RowStep", "RowwiseFacts", "TritonRowwiseFamily", "looped_kernel", "single_block_kernel",
            "wrapper_source"]
