@@ -96,11 +96,15 @@ class GemmFacts:
     """Dtype of A, B and C."""
 
     @classmethod
-    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> GemmFacts:
-        """From `facts["gemm"]` (see agents/builtin/patterns.py); ValueError if this template cannot serve it."""
+    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, whole_forward: bool = True) -> GemmFacts:
+        """From `facts["gemm"]` (see agents/builtin/patterns.py); ValueError if this template cannot serve it.
+
+        `whole_forward=False` when another kernel of the candidate consumes C (gemm_then_rowwise).
+        """
         if raw.get("batch"):
             raise ValueError(f"batched GEMM (batch {raw['batch']}) is not templated")
-        require_whole_forward(analysis, raw["out"])
+        if whole_forward:
+            require_whole_forward(analysis, raw["out"])
         steps = list(raw.get("epilogue") or ())
         if raw.get("bias") is not None:
             steps.insert(0, {"op": "add", "tensor": raw["bias"], "broadcast": "row"})
@@ -332,6 +336,35 @@ def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVarian
     return f"def gemm({args}):\n    {doc}\n" + indent("\n".join(line for line in lines if line)) + "\n"
 
 
+def tile_points(facts: GemmFacts, variant: GemmVariant) -> list[dict[str, Any]]:
+    """The variant's tile points for this GEMM, most promising first, capped at the problem's dims."""
+    cap_m, cap_n, cap_k = (max(16, next_power_of_2(d)) for d in (facts.M, facts.N, facts.K))
+    points = []
+    if variant is GemmVariant.SPLIT_K:
+        for m, n, k, s, w, st in TILES_SPLIT_K:
+            bk = min(k, cap_k)
+            split = max(1, min(s, -(-facts.K // bk)))
+            points.append(dict(BLOCK_M=min(m, cap_m), BLOCK_N=min(n, cap_n), BLOCK_K=bk, GROUP_M=8,
+                               SPLIT_K=split, num_warps=w, num_stages=st))
+    else:
+        table = TILES_LOW_PRECISION if facts.dtype in LOW_PRECISION else TILES_FP32
+        for m, n, k, g, w, st in table:
+            points.append(dict(BLOCK_M=min(m, cap_m), BLOCK_N=min(n, cap_n), BLOCK_K=min(k, cap_k), GROUP_M=g,
+                               num_warps=w, num_stages=st))
+    if facts.dtype not in LOW_PRECISION:
+        points = [dict(p, precision="ieee") for p in points] + [dict(points[0], precision="tf32")]
+    return dedupe(points)
+
+
+def smem_bytes(params: dict[str, Any], dtype: str) -> int:
+    """Shared memory one block of a tile point needs: the A and B tiles of every pipeline stage.
+
+    Compare with `triton_common.SMEM_PER_BLOCK_BYTES` (H200: 227 KiB) before trying a point.
+    """
+    tile = params["BLOCK_M"] * params["BLOCK_K"] + params["BLOCK_K"] * params["BLOCK_N"]
+    return tile * elem_bytes(dtype) * params["num_stages"]
+
+
 @dataclass(frozen=True)
 class TritonGemmFamily:
     """A Triton GEMM template variant bound to one strategy."""
@@ -369,35 +402,13 @@ class TritonGemmFamily:
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)
-        if facts is None:
-            return []
-        cap_m, cap_n, cap_k = (max(16, next_power_of_2(d)) for d in (facts.M, facts.N, facts.K))
-        points = []
-        if self.variant is GemmVariant.SPLIT_K:
-            for m, n, k, s, w, st in TILES_SPLIT_K:
-                bk = min(k, cap_k)
-                split = max(1, min(s, -(-facts.K // bk)))
-                points.append(dict(BLOCK_M=min(m, cap_m), BLOCK_N=min(n, cap_n), BLOCK_K=bk, GROUP_M=8,
-                                   SPLIT_K=split, num_warps=w, num_stages=st))
-        else:
-            table = TILES_LOW_PRECISION if facts.dtype in LOW_PRECISION else TILES_FP32
-            for m, n, k, g, w, st in table:
-                points.append(dict(BLOCK_M=min(m, cap_m), BLOCK_N=min(n, cap_n), BLOCK_K=min(k, cap_k), GROUP_M=g,
-                                   num_warps=w, num_stages=st))
-        if facts.dtype not in LOW_PRECISION:
-            points = [dict(p, precision="ieee") for p in points] + [dict(points[0], precision="tf32")]
-        return dedupe(points)
+        return tile_points(facts, self.variant) if facts is not None else []
 
     def resources(self, params: dict[str, Any], analysis: TaskAnalysis | None = None) -> int:
-        """Shared memory bytes one block needs: the A and B tiles of every pipeline stage.
-
-        Compare with `triton_common.SMEM_PER_BLOCK_BYTES` (H200: 227 KiB) before trying a point.
-        Without the analysis the element size is taken as 4 bytes, an upper bound.
-        """
+        """Shared memory bytes one block needs (see `smem_bytes`); without the analysis the element size
+        is taken as 4 bytes, an upper bound."""
         facts = self.facts(analysis)[0] if analysis is not None else None
-        size = elem_bytes(facts.dtype) if facts else 4
-        tile = params["BLOCK_M"] * params["BLOCK_K"] + params["BLOCK_K"] * params["BLOCK_N"]
-        return tile * size * params["num_stages"]
+        return smem_bytes(params, facts.dtype if facts else "float32")
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         facts, reason = self.facts(analysis)
@@ -436,4 +447,4 @@ FAMILIES = tuple(register_family(f) for f in (
 """The registered GEMM families."""
 
 __all__ = ["FAMILIES", "GemmFacts", "GemmVariant", "TILE_COORDS", "TILE_OF_PROGRAM", "TritonGemmFamily", "dot_source",
-           "epilogue_source", "kernels_source", "mainloop_source", "wrapper_source"]
+           "epilogue_source", "kernels_source", "mainloop_source", "smem_bytes", "tile_points", "wrapper_source"]

@@ -96,7 +96,8 @@ class RowwiseFacts:
     op: str
     """One of OPS."""
     x: str
-    """The input (a forward input or parameter); rows along its last dim."""
+    """The input (a forward input or parameter, or the value `parse` was told is produced before the op);
+    rows along its last dim."""
     residual: str | None
     """Norms: a tensor added to x before normalizing (the add is fused)."""
     weight: str | None
@@ -125,8 +126,12 @@ class RowwiseFacts:
     """Dtype of the forward's result (y)."""
 
     @classmethod
-    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis) -> RowwiseFacts:
-        """From `facts["rowwise"]`; ValueError if this template cannot serve it."""
+    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, produced: str | None = None) -> RowwiseFacts:
+        """From `facts["rowwise"]`; ValueError if this template cannot serve it.
+
+        `produced` names a value an earlier kernel of the candidate computes (gemm_then_rowwise's C): the
+        op may read it as x, taken as it is (not split into a residual add).
+        """
         op = raw["op"]
         if op not in OPS:
             raise ValueError(f"row-wise op {op!r} is not templated")
@@ -140,14 +145,14 @@ class RowwiseFacts:
         shape = _shape(analysis, x)
         if shape is None or raw["dim"] != len(shape) - 1:
             raise ValueError(f"{op} over dim {raw['dim']} of a {shape} input: only the last dim is templated")
-        if op in ("layer_norm", "rms_norm"):
+        if op in ("layer_norm", "rms_norm") and x != produced:
             x, residual = _residual_add(analysis, x)
-            if sum_output and residual is None:
-                raise ValueError("the forward also returns the normalized input, which is not a residual add")
+        if sum_output and residual is None:
+            raise ValueError("the forward also returns the normalized input, which is not a residual add")
         if op == "cross_entropy":
             _check_cross_entropy(analysis, raw)
         for ref in (x, residual, raw.get("weight"), raw.get("bias"), raw.get("target")):
-            if ref is not None:
+            if ref is not None and ref != produced:
                 require_leaf(analysis, ref)
         eps = raw.get("eps")
         if eps is not None and not isinstance(eps, (int, float)):
@@ -454,6 +459,25 @@ def wrapper_source(facts: RowwiseFacts, params: dict[str, Any], looped: bool) ->
     return f"def {facts.op}({', '.join(['x', *names])}):\n    {doc}\n{indent(chr(10).join(lines))}\n"
 
 
+def kernel_source(facts: RowwiseFacts, looped: bool) -> str:
+    """The row-wise `@triton.jit` kernel, after the bf16 rounding helper when it calls it."""
+    kernel = looped_kernel(facts) if looped else single_block_kernel(facts)
+    return f"{ROUND_TO_BF16}\n\n{kernel}" if "_round_to_bfloat16(" in kernel else kernel
+
+
+def row_points(facts: RowwiseFacts, looped: bool) -> list[dict[str, Any]]:
+    """Block, rows-per-program and warp points for these rows, most promising first."""
+    width = next_power_of_2(facts.cols)
+    if looped:
+        blocks = [b for b in (4096, 8192, 2048, 16384, 1024) if b < width] or [max(16, width // 2)]
+        return dedupe([dict(BLOCK_SIZE=b, num_warps=w) for b in blocks for w in (8, 16, 4)])
+    warps = 4 if width < 2048 else 8 if width < 8192 else 16
+    rows = [r for r in (4, 1, 2, 8, 16) if r * width <= MAX_ELEMENTS_PER_PROGRAM
+            and r <= next_power_of_2(facts.rows)] or [1]
+    return dedupe([dict(BLOCK_SIZE=width, ROWS_PER_PROGRAM=r, num_warps=w)
+                   for r in rows for w in (warps, max(1, warps // 2), warps * 2)])
+
+
 @dataclass(frozen=True)
 class TritonRowwiseFamily:
     """Row-wise kernels, whole rows in registers or walked in chunks."""
@@ -481,26 +505,13 @@ class TritonRowwiseFamily:
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)
-        if facts is None:
-            return []
-        width = next_power_of_2(facts.cols)
-        if self.looped:
-            blocks = [b for b in (4096, 8192, 2048, 16384, 1024) if b < width] or [max(16, width // 2)]
-            return dedupe([dict(BLOCK_SIZE=b, num_warps=w) for b in blocks for w in (8, 16, 4)])
-        warps = 4 if width < 2048 else 8 if width < 8192 else 16
-        rows = [r for r in (4, 1, 2, 8, 16) if r * width <= MAX_ELEMENTS_PER_PROGRAM
-                and r <= next_power_of_2(facts.rows)] or [1]
-        return dedupe([dict(BLOCK_SIZE=width, ROWS_PER_PROGRAM=r, num_warps=w)
-                       for r in rows for w in (warps, max(1, warps // 2), warps * 2)])
+        return row_points(facts, self.looped) if facts is not None else []
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         facts, reason = self.facts(analysis)
         if facts is None:
             raise ValueError(f"{self.name} cannot render: {reason}")
-        kernel = looped_kernel(facts) if self.looped else single_block_kernel(facts)
-        if "_round_to_bfloat16(" in kernel:
-            kernel = f"{ROUND_TO_BF16}\n\n{kernel}"
-        body = f"{kernel}\n\n{wrapper_source(facts, params, self.looped)}"
+        body = f"{kernel_source(facts, self.looped)}\n\n{wrapper_source(facts, params, self.looped)}"
         reads = (2 if facts.residual else 1) * elem_bytes(facts.x_dtype)
         moved = facts.rows * facts.cols * (reads + (0 if facts.op == "cross_entropy" else elem_bytes(facts.out_dtype)))
         passes = {"softmax": 2, "log_softmax": 2, "layer_norm": 3, "rms_norm": 2, "cross_entropy": 1}[facts.op]
@@ -525,5 +536,5 @@ FAMILIES = tuple(register_family(f) for f in (
 ))
 """The registered row-wise families."""
 
-__all__ = ["FAMILIES", "RowStep", "RowwiseFacts", "TritonRowwiseFamily", "looped_kernel", "single_block_kernel",
-           "wrapper_source"]
+__all__ = ["FAMILIES", "MAX_SINGLE_BLOCK", "RowStep", "RowwiseFacts", "TritonRowwiseFamily", "kernel_source",
+           "looped_kernel", "row_points", "single_block_kernel", "wrapper_source"]
