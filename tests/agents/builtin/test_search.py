@@ -113,3 +113,13 @@ def test_families_slow_to_judge_get_their_first_try_after_the_others():
         search.record(choice[0].name, choice[1], 1.0)
     assert slow.slow_to_judge and len(firsts) >= 2
     assert firsts[-1] == "torch_compile"
+
+
+def test_the_design_doc_lists_every_registered_family_with_its_strategy():
+    from pathlib import Path
+
+    from kernelarc.agents.builtin.moves import all_families
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "design.md").read_text()
+    for family in all_families():
+        assert f"| `{family.name}` | {family.strategy} | {family.language} |" in doc, family.name
