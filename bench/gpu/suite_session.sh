@@ -22,13 +22,13 @@ shift
 tasks=("$@")
 mkdir -p "$results"
 log=$results/session.log
-pidfile=/tmp/kernelarc-suite.pid
+pidfile=${TMPDIR:-/tmp}/kernelarc-suite.pid  # per machine, never carried: a pid means nothing on another one
 out=${OUT:-/tmp/out}
 suite=${SUITE:-bench/suites/h200}
 py=${PYTHON:-python3}
 
 if ! [ -s $pidfile ] || ! kill -0 "$(cat $pidfile)" 2>/dev/null; then
-  [ -d .whl ] && $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  [ -d .whl ] && command -v nvidia-smi >/dev/null && $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     .whl/pydantic*.whl .whl/annotated_types*.whl .whl/typing_*.whl .whl/platformdirs*.whl
   echo "== $(date -u +%FT%TZ) start on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo no GPU)" >>"$log"
   export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 KERNELARC_HOME=/tmp/kernelarc-home
