@@ -219,8 +219,10 @@ class Job:
         with quiet(exclusive=True):  # no worker of this device starts up while this one times
             if flush is not None:
                 self._raise_clocks(flush)
-            methods = {self._time_workload(res, incumbent, callee, flush) for res in self.results}
-        return TimingMethod.CUPTI.value if TimingMethod.CUPTI.value in methods else next(iter(methods))
+            methods = []
+            for res in self.results:
+                methods.append(self._time_workload(res, incumbent, callee, flush))
+        return TimingMethod.CUPTI.value if TimingMethod.CUPTI.value in methods else methods[0]
 
     def _raise_clocks(self, flush) -> None:
         """Keep the card busy for CLOCK_RAMP_S so that timing never starts from idle clocks."""
