@@ -64,3 +64,14 @@ def test_short_cuda_calls_are_timed_more_often_up_to_the_cap():
     assert settings.timed_iterations(on_cuda=True, call_s=0.0001) == 500
     assert settings.timed_iterations(on_cuda=True, call_s=1e-7) == settings.max_iterations
     assert settings.timed_iterations(on_cuda=False, call_s=1e-7) == settings.cpu_iterations
+
+
+def test_a_lock_held_too_long_is_given_up_rather_than_waited_for(tmp_path, monkeypatch, capsys):
+    path = str(tmp_path / "quiet.lock")
+    monkeypatch.setenv(ENV_VAR, path)
+    holder = _hold("x", path)
+    t0 = time.monotonic()
+    with quiet(exclusive=True, wait_s=0.2):
+        waited = time.monotonic() - t0
+    holder.wait(timeout=10)
+    assert 0.2 <= waited < HOLD_S / 2 and "going on without it" in capsys.readouterr().err

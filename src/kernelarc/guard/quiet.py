@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,19 +28,35 @@ def lock_path(device: str) -> str:
     return str(Path(tempfile.gettempdir()) / f"kernelarc-quiet-{os.getuid()}-{device.replace(':', '_')}.lock")
 
 
+WAIT_S = 60.0
+"""Longest wait for the lock. A start-up takes seconds; past this one is stuck (a hung CUDA init, say),
+and the waiting worker goes on without the lock rather than time out a candidate for it."""
+_POLL_S = 0.01
+
+
 @contextlib.contextmanager
-def quiet(*, exclusive: bool) -> Iterator[None]:
+def quiet(*, exclusive: bool, wait_s: float = WAIT_S) -> Iterator[None]:
     """Hold the device's lock: exclusive while timing, shared while starting up (no-op without it)."""
     path = os.environ.get(ENV_VAR)
     if not path:
         yield
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait_s
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    print(f"kernelarc: {path} still held after {wait_s:.0f} s; going on without it",
+                          file=sys.stderr, flush=True)
+                    break
+                time.sleep(_POLL_S)
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        os.close(fd)  # closing the descriptor releases the lock, if it was taken
 
 
-__all__ = ["ENV_VAR", "lock_path", "quiet"]
+__all__ = ["ENV_VAR", "WAIT_S", "lock_path", "quiet"]

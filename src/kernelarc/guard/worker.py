@@ -10,6 +10,7 @@ announcing each on the private channel so the parent can apply that stage's time
   first_call   one warm-up call (Triton JIT-compiles here); a crash or hang is the candidate's run
                failing, a compiler exception is still a COMPILE_ERROR
   correctness  every workload, every round, fresh seeded inputs, poisoned outputs, inputs checked
+  timing_wait  waiting for the device's host lock: other workers' start-ups end first (guard/quiet.py)
   timing       incumbent and candidate interleaved; stream probe; one audit call checked
 
 The last message is `result`. A failure of the candidate ends the job with its status; a failure of
@@ -213,10 +214,12 @@ class Job:
         from kernelarc.guard.timing import L2Flusher
         from kernelarc.guard.types import TimingMethod
 
-        self.channel.send("stage", stage="timing")
-        incumbent = reference_callee(self.runtime, self.device) if self.incumbent is None else self.load(self.incumbent, "incumbent")
-        flush = L2Flusher(self.device) if self.on_cuda else None
+        self.channel.send("stage", stage="timing_wait")
         with quiet(exclusive=True):  # no worker of this device starts up while this one times
+            self.channel.send("stage", stage="timing")
+            incumbent = (reference_callee(self.runtime, self.device) if self.incumbent is None
+                         else self.load(self.incumbent, "incumbent"))
+            flush = L2Flusher(self.device) if self.on_cuda else None
             if flush is not None:
                 self._raise_clocks(flush)
             methods = []
