@@ -20,6 +20,9 @@ from kernelarc.task.model import TaskFormat
 INDENT = "    "
 TRITON_IMPORTS = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 TRIPLE_QUOTES = '"' * 3
+IS_STRICT_UPPER_TRIANGLE = "bool(torch.equal(masked, torch.ones_like(masked).triu(1)))"
+"""Generated-code test that a boolean `masked` (True = filled with -inf) is exactly the causal mask.
+Candidates evaluate it on the mask's values every call, never cached: another mask, another answer."""
 
 
 def literal(value: float | int | bool) -> str:
@@ -85,5 +88,5 @@ def module_source(analysis: TaskAnalysis, *, doc: str, body: str, call: str) -> 
             f"{entry_point(analysis, call)}")
 
 
-__all__ = ["INDENT", "TRITON_IMPORTS", "entry_point", "indent", "init_method", "jit_kernel", "launch", "literal",
+__all__ = ["INDENT", "IS_STRICT_UPPER_TRIANGLE", "TRITON_IMPORTS", "entry_point", "indent", "init_method", "jit_kernel", "launch", "literal",
            "module_source"]

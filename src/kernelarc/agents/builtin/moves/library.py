@@ -18,6 +18,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.emit import IS_STRICT_UPPER_TRIANGLE
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import emit_reason, forward_body, pytorch_module, source_of
 
@@ -126,12 +127,12 @@ class LibrarySdpa:
                      "x".join(map(str, att["shape"] or ())), helpers=helper, imports=imports)
 
 
-_MASK_OPTIONS = '''def _mask_options(masked):
+_MASK_OPTIONS = f'''def _mask_options(masked):
     """SDPA arguments for a boolean mask of positions to exclude: is_causal when it is exactly the
     strict upper triangle (the fast causal kernels), else the complement as attn_mask. The check runs
     on every call, on the mask's values, never cached: a different mask gives a different answer."""
-    causal = masked.shape[-1] == masked.shape[-2] and bool(torch.equal(masked, torch.ones_like(masked).triu(1)))
-    return {"is_causal": True} if causal else {"attn_mask": ~masked}'''
+    causal = masked.shape[-1] == masked.shape[-2] and {IS_STRICT_UPPER_TRIANGLE}
+    return {{"is_causal": True}} if causal else {{"attn_mask": ~masked}}'''
 
 
 class LibraryOps:

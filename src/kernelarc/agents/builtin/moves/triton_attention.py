@@ -19,7 +19,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
-from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
+from kernelarc.agents.builtin.moves.emit import IS_STRICT_UPPER_TRIANGLE, indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
     claim,
@@ -220,7 +220,7 @@ def wrapper_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
     merge = ".transpose(1, 2).reshape(batch, seq_q, n_heads * head_dim)" if facts.merged else ""
     if facts.masked:
         lines += [
-            "if masked.shape != (seq_q, seq_k) or not bool(torch.equal(masked, torch.ones_like(masked).triu(1))):",
+            f"if masked.shape != (seq_q, seq_k) or not {IS_STRICT_UPPER_TRIANGLE}:",
             "    # not the causal triangle (checked on its values every call): SDPA takes any boolean mask",
             f"    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~masked, scale={scale})"
             f"{merge}",
