@@ -3,7 +3,10 @@
 #
 #   bench/gpu/suite_session.sh RESULTS_DIR WAIT_S BENCH_OPTIONS -- TASK...
 #
-# (SUITE=dir picks another suite; PYTHON=interpreter another Python.)
+# (SUITE=dir picks another suite; PYTHON=interpreter another Python; GPUS=n splits the tasks over
+# the machine's first n GPUs: task i goes to GPU i mod n, each GPU benches its share in order, one
+# `kernelarc bench` at a time, into the same RESULTS_DIR. The benches share the host's CPUs, not a
+# GPU: the method in docs/benchmarks.md says so wherever it was used.)
 # A device call may run 10 minutes and a suite takes longer. So a call starts the bench in its own
 # session (setsid: it outlives the call), one `kernelarc bench` per task in the order given, all
 # into RESULTS_DIR (results are incremental: a task already complete there with the same options is
@@ -27,22 +30,32 @@ out=${OUT:-/tmp/out}
 suite=${SUITE:-bench/suites/h200}
 py=${PYTHON:-python3}
 
-if ! [ -s $pidfile ] || ! kill -0 "$(cat $pidfile)" 2>/dev/null; then
+gpus=${GPUS:-1}
+running() { [ -s $pidfile ] && while read -r pid; do kill -0 "$pid" 2>/dev/null && return 0; done <$pidfile; return 1; }
+
+if ! running; then
   [ -d .whl ] && command -v nvidia-smi >/dev/null && $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     .whl/pydantic*.whl .whl/annotated_types*.whl .whl/typing_*.whl .whl/platformdirs*.whl
-  echo "== $(date -u +%FT%TZ) start on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo no GPU)" >>"$log"
-  export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 KERNELARC_HOME=/tmp/kernelarc-home
-  setsid bash -c '
-    for t in "$@"; do
-      echo "== $(date -u +%FT%TZ) task $t"
-      '"$py"' -c "from kernelarc.cli.main import main; main()" bench '"$suite"' --tasks "$t" --out "'"$results"'" '"${bench_opts[*]}"'
-    done
-    echo "== $(date -u +%FT%TZ) all done"' _ "${tasks[@]}" >>"$log" 2>&1 < /dev/null &
-  echo $! >$pidfile
+  cards=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)
+  echo "== $(date -u +%FT%TZ) start on ${cards:-no GPU}; $gpus bench(es) at once" >>"$log"
+  export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+  : >$pidfile
+  for ((g = 0; g < gpus; g++)); do
+    share=()
+    for ((i = g; i < ${#tasks[@]}; i += gpus)); do share+=("${tasks[i]}"); done
+    [ ${#share[@]} -gt 0 ] || continue
+    CUDA_VISIBLE_DEVICES=$g KERNELARC_HOME=/tmp/kernelarc-home-$g setsid bash -c '
+      for t in "$@"; do
+        echo "== $(date -u +%FT%TZ) gpu '"$g"' task $t"
+        '"$py"' -c "from kernelarc.cli.main import main; main()" bench '"$suite"' --tasks "$t" --out "'"$results"'" '"${bench_opts[*]}"'
+      done
+      echo "== $(date -u +%FT%TZ) gpu '"$g"' all done"' _ "${share[@]}" >>"$log" 2>&1 </dev/null &
+    echo $! >>$pidfile
+  done
 fi
 
 deadline=$((SECONDS + wait_s))
-while kill -0 "$(cat $pidfile)" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 5; done
+while running && [ $SECONDS -lt $deadline ]; do sleep 5; done
 grep -E "^== |: (complete|failed|running)|Error|error" "$log" | tail -40
 mkdir -p "$out"
 tar czf "$out/results.tgz" -C "$(dirname "$results")" "$(basename "$results")"

@@ -1,8 +1,10 @@
 """bench/gpu/suite_session.sh, run on the CPU: it benches the named tasks detached into one results
-folder and packs it into $OUT/results.tgz; a second call keeps the tasks already complete."""
+folder, two benches at once as on a machine of two GPUs, and packs it into $OUT/results.tgz; a second
+call keeps the tasks already complete."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,20 +17,23 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_runs_the_named_tasks_packs_the_results_and_keeps_them_on_the_next_call(tmp_path):
+def test_runs_the_named_tasks_two_at_once_packs_the_results_and_keeps_them_on_the_next_call(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
     env = {**os.environ, "SUITE": "bench/suites/cpu_smoke", "PYTHON": sys.executable, "OUT": str(out),
-           "TMPDIR": str(tmp_path)}
+           "TMPDIR": str(tmp_path), "GPUS": "2"}
     command = ["bash", "bench/gpu/suite_session.sh", str(results), "240", "--budget", "1", "--agents", "1",
-               "--no-compile-baselines", "--device", "cpu", "--rounds", "1", "--", "relu_tiny"]
+               "--no-compile-baselines", "--device", "cpu", "--rounds", "1", "--", "relu_tiny", "slow_rowsum"]
 
     first = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
-    assert "[1/1] relu_tiny: complete" in first.stdout and "all done" in first.stdout
+    assert "[1/1] relu_tiny: complete" in first.stdout and "[1/1] slow_rowsum: complete" in first.stdout
+    assert "gpu 0 all done" in first.stdout and "gpu 1 all done" in first.stdout
     with tarfile.open(out / "results.tgz") as packed:
         names = packed.getnames()
-    assert "results/results.json" in names and "results/relu_tiny/campaign/summary.json" in names
+        stored = json.load(packed.extractfile("results/results.json"))
+    assert "results/relu_tiny/campaign/summary.json" in names and "results/slow_rowsum/campaign/summary.json" in names
+    assert sorted(r["task"] for r in stored["rows"]) == ["relu_tiny", "slow_rowsum"]  # neither bench dropped the other's row
 
     second = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
-    assert "relu_tiny: complete in" in second.stdout and "kept" in second.stdout
+    assert "relu_tiny: complete in" in second.stdout and "slow_rowsum: complete in" in second.stdout

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from kernelarc.guard.quiet import ENV_VAR, lock_path, quiet
+from kernelarc.guard.quiet import ENV_VAR, lock_path, physical_device, quiet
 from kernelarc.guard.settings import GuardSettings
 
 HOLD_S = 1.0
@@ -56,6 +56,17 @@ def test_start_ups_do_not_wait_for_each_other(tmp_path, monkeypatch):
 
 def test_each_device_has_its_own_lock_file():
     assert lock_path("cuda:0") != lock_path("cuda:1") != lock_path("cpu")
+
+
+def test_the_lock_follows_the_hosts_gpu_not_the_processs_index(monkeypatch):
+    """Two benches given one GPU each both say cuda:0; the lock is the host's GPU's."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    first = lock_path("cuda:0")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert lock_path("cuda:0") != first
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert lock_path("cuda:1") == first
+    assert physical_device("cpu") == "cpu"
 
 
 def test_short_cuda_calls_are_timed_more_often_up_to_the_cap():

@@ -1,15 +1,19 @@
 """The rows of a bench and what is computed from them: suite geomeans and ablation arm summaries.
 
 DIR/results.json holds every row ever completed there, so a suite can be finished over several
-sessions; it is rewritten atomically after each task. Imports without torch.
+sessions; it is rewritten atomically after each task. Several benches may share one DIR (one per GPU
+of a machine, say): a bench re-reads the file under `results_lock` before adding a row, so no bench
+drops another's rows. Imports without torch.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from kernelarc.errors import UserError
 from kernelarc.guard.verdict import geomean as guard_geomean
 
 RESULTS_JSON = "results.json"
+_RESULTS_LOCK = ".results.lock"
 SCHEMA_VERSION = 1
 _COMPUTED = ("geomeans", "arms")
 """Keys results.json carries for readers but `Results` recomputes from the rows."""
@@ -252,6 +257,17 @@ def save_results(results: Results, out_dir: Path) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def results_lock(out_dir: Path) -> Iterator[None]:
+    """Hold DIR's lock: reading, changing and writing its results under it is one step for other benches."""
+    fd = os.open(out_dir / _RESULTS_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 __all__ = ["AblationRun", "ArmSummary", "BaselineResult", "GEOMEAN_METRICS", "Geomean", "RESULTS_JSON", "Results",
            "RowStatus", "SKIPPED", "TaskRow", "arm_summaries", "geomean", "load_results", "save_results",
-           "suite_geomeans"]
+           "results_lock", "suite_geomeans"]

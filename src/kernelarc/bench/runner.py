@@ -1,5 +1,6 @@
 """`run_suite`: every task of a suite (or every task x arm x seed of the ablation), skipping what
-DIR/results.json already holds complete with the same options, saving after each one.
+DIR/results.json already holds complete with the same options, saving after each one (re-read
+under `results_lock`, so benches sharing DIR, one per GPU, keep each other's rows).
 
 Budget: about 120 lines.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from kernelarc.bench.options import Arm, BenchOptions, options_key
 from kernelarc.bench.pipeline import run_arm, run_task
 from kernelarc.bench.report import RESULTS_MD, RESULTS_PNG, plot_results, render_markdown
-from kernelarc.bench.results import Results, RowStatus, load_results, save_results
+from kernelarc.bench.results import Results, RowStatus, load_results, results_lock, save_results
 from kernelarc.bench.suite import SuiteError, discover
 from kernelarc.guard import resolve_device
 
@@ -22,15 +23,22 @@ Notify = Callable[[str], None]
 """Receives one line per step, for the person watching."""
 
 
-def _save(results: Results, out_dir: Path, command: str, versions_from: str | None) -> None:
-    results.command = command
-    results.updated_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+def _save(out_dir: Path, suite: Path, command: str, versions_from: str | None,
+          change: Callable[[Results], None] = lambda results: None) -> Results:
+    """Apply `change` to DIR's results as stored now, stamp the command, and write all three files."""
     summary = Path(versions_from) / "summary.json" if versions_from else None
-    if summary is not None and summary.is_file():
-        results.versions = json.loads(summary.read_text()).get("versions", results.versions)
-    save_results(results, out_dir)
-    (out_dir / RESULTS_MD).write_text(render_markdown(results))
-    plot_results(results, out_dir / RESULTS_PNG)
+    versions = json.loads(summary.read_text()).get("versions") if summary is not None and summary.is_file() else None
+
+    with results_lock(out_dir):
+        results = load_results(out_dir, suite)
+        change(results)
+        results.command = command
+        results.updated_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        results.versions = versions or results.versions
+        save_results(results, out_dir)
+        (out_dir / RESULTS_MD).write_text(render_markdown(results))
+        plot_results(results, out_dir / RESULTS_PNG)
+    return results
 
 
 def run_suite(suite_dir: Path, options: BenchOptions, out_dir: Path, *, ablation: bool = False,
@@ -52,7 +60,8 @@ def run_suite(suite_dir: Path, options: BenchOptions, out_dir: Path, *, ablation
                          f"not {options.agents}")
     resolve_device(options.device)  # a missing GPU is one clear line before anything runs
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = load_results(out_dir, suite_dir.resolve())
+    suite = suite_dir.resolve()
+    results = load_results(out_dir, suite)
     jobs = ([(t, arm, k) for t in tasks for arm in Arm for k in range(options.seeds)] if ablation
             else [(t, None, None) for t in tasks])
     for n, (entry, arm, k) in enumerate(jobs, start=1):
@@ -69,14 +78,14 @@ def run_suite(suite_dir: Path, options: BenchOptions, out_dir: Path, *, ablation
         notify(f"{label}: running")
         if arm is None:
             row = run_task(entry, options, out_dir)
-            results.put_row(row)
+            put = Results.put_row
         else:
             row = run_arm(entry, options, arm, k, out_dir)
-            results.put_run(row)
-        _save(results, out_dir, command, row.run_dir if row.status is RowStatus.COMPLETE else None)
+            put = Results.put_run
+        results = _save(out_dir, suite, command, row.run_dir if row.status is RowStatus.COMPLETE else None,
+                        lambda stored, row=row, put=put: put(stored, row))
         notify(f"{label}: {row.status.value}" + (f" ({row.error})" if row.error else ""))
-    _save(results, out_dir, command, None)
-    return results
+    return _save(out_dir, suite, command, None)
 
 
 __all__ = ["Notify", "run_suite"]

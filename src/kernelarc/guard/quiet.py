@@ -23,9 +23,24 @@ ENV_VAR = "KERNELARC_QUIET_LOCK"
 """Set by the runner in each worker's environment: the lock file of the worker's device."""
 
 
+def physical_device(device: str) -> str:
+    """`device` as the host knows it: `cuda:1` under CUDA_VISIBLE_DEVICES=2,3 is the host's GPU 3.
+
+    Two benches on one machine, each given one GPU through CUDA_VISIBLE_DEVICES, both call theirs
+    `cuda:0`; they must not share one lock (each would wait for the other's start-ups for nothing).
+    """
+    kind, _, index = device.partition(":")
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if kind != "cuda" or not visible:
+        return device
+    position = int(index or 0)
+    return f"cuda:{visible[position]}" if position < len(visible) else device
+
+
 def lock_path(device: str) -> str:
     """The lock file of `device` on this host, shared by every campaign of this user."""
-    return str(Path(tempfile.gettempdir()) / f"kernelarc-quiet-{os.getuid()}-{device.replace(':', '_')}.lock")
+    name = physical_device(device).replace(":", "_").replace("/", "_")
+    return str(Path(tempfile.gettempdir()) / f"kernelarc-quiet-{os.getuid()}-{name}.lock")
 
 
 WAIT_S = 60.0
@@ -59,4 +74,4 @@ def quiet(*, exclusive: bool, wait_s: float = WAIT_S) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock, if it was taken
 
 
-__all__ = ["ENV_VAR", "WAIT_S", "lock_path", "quiet"]
+__all__ = ["ENV_VAR", "WAIT_S", "lock_path", "physical_device", "quiet"]
