@@ -94,3 +94,31 @@ def test_paths_that_are_not_tasks(tmp_path, name, problem):
     (tmp_path / "exists.txt").write_text("x")
     with pytest.raises(TaskError, match=problem):
         load_task(tmp_path / name)
+
+
+_RELU = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(4, 8, dtype=torch.bfloat16)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_declared_tolerance_replaces_the_per_dtype_rule(tmp_path):
+    plain, declared = tmp_path / "plain.py", tmp_path / "declared.py"
+    plain.write_text(_RELU)
+    declared.write_text(_RELU + "KERNELARC_TOLERANCE = {'atol': 0.01, 'rtol': 0.01, 'required_matched_ratio': 0.9999}\n")
+    assert load_kernelbench(plain).workloads[0].tolerance_for(0, "bfloat16", TaskFormat.KERNELBENCH).required_matched_ratio == 1.0
+    tol = load_kernelbench(declared).workloads[0].tolerance_for(0, "bfloat16", TaskFormat.KERNELBENCH)
+    assert (tol.atol, tol.rtol, tol.required_matched_ratio) == (0.01, 0.01, 0.9999)
+
+
+def test_a_malformed_declared_tolerance_is_a_task_error(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text(_RELU + "KERNELARC_TOLERANCE = {'atol': -1, 'rtol': 0.01}\n")
+    with pytest.raises(TaskError, match="KERNELARC_TOLERANCE is not a tolerance"):
+        load_kernelbench(f)

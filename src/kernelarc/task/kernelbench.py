@@ -4,6 +4,10 @@ Input and output specs are inferred without allocating real memory: the module's
 `Model(*get_init_inputs())` and the forward pass run under `torch.device("meta")` (KernelBench files
 ask for tensors of several gigabytes). When that fails (data-dependent code, `.item()`, explicit
 devices) the specs stay empty and the cost unknown; the task still loads. Imports without torch.
+
+A file may state its own tolerance in a module-level `KERNELARC_TOLERANCE` dict (the fields of
+`Tolerance`, applied to every output), since KernelBench's per-dtype rule (every element within 1e-2
+for bf16) fails equally valid bf16 implementations over one rounding step; KernelBench ignores it.
 Budget: about 150 lines.
 """
 
@@ -19,7 +23,7 @@ from kernelarc.task.classify import kernel_type
 from kernelarc.task.cost import counted_call, module_bytes, tensor_bytes
 from kernelarc.task.dtypes import dtype_name
 from kernelarc.task.execute import load_module, output_list
-from kernelarc.task.model import Task, TaskFormat, TensorSpec, Workload
+from kernelarc.task.model import Task, TaskFormat, TensorSpec, Tolerance, Workload
 
 KERNELBENCH_ROUNDS = 5
 """Correctness trials per task in KernelBench."""
@@ -48,7 +52,7 @@ def load_kernelbench(path: str | Path) -> Task:
         module = load_module(source, str(file), file.stem)
     except Exception as e:  # the task's own code: any failure at import makes it unusable
         raise TaskError(f"{file}: importing it failed: {type(e).__name__}: {' '.join(str(e).splitlines())}") from None
-    workload = _probe_on_meta(module)
+    workload = _probe_on_meta(module).model_copy(update={"tolerance": _declared_tolerance(module, file)})
     model_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model")
     task = Task(name=file.stem, format=TaskFormat.KERNELBENCH, path=file, reference_source=source,
                 workloads=(workload,), rounds=KERNELBENCH_ROUNDS,
@@ -66,6 +70,21 @@ def _parse(source: str, file: Path) -> ast.Module:
     if missing:
         raise TaskError(f"{file}: a KernelBench file must define {', '.join(missing)} at top level")
     return tree
+
+
+TOLERANCE_NAME = "KERNELARC_TOLERANCE"
+
+
+def _declared_tolerance(module: types.ModuleType, file: Path) -> tuple[Tolerance, ...]:
+    """The file's own tolerance, if it declares one (else empty: KernelBench's rule per output dtype)."""
+    declared = getattr(module, TOLERANCE_NAME, None)
+    if declared is None:
+        return ()
+    try:
+        return (Tolerance.model_validate(declared),)
+    except ValueError as e:
+        first = " ".join(str(e).splitlines()[:3])
+        raise TaskError(f"{file}: {TOLERANCE_NAME} is not a tolerance ({first})") from None
 
 
 def _probe_on_meta(module: types.ModuleType) -> Workload:

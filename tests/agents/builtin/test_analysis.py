@@ -81,3 +81,11 @@ def test_shared_kernelbench_tasks_are_analysed_without_allocating_them(shared_di
         assert {k: fact[k] for k in expected} == expected, relative
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     assert peak_gib < 3, f"peak RSS {peak_gib:.1f} GiB: a task's tensors were allocated for real"
+
+
+def test_a_declared_tolerance_stays_out_of_generated_code(tmp_path):
+    source = ("import torch\nSCALE = 2.0\nKERNELARC_TOLERANCE = {'atol': 0.01, 'rtol': 0.01}\n"
+              "class Model(torch.nn.Module):\n    def forward(self, x):\n        return x * SCALE\n"
+              "def get_inputs():\n    return [torch.randn(4, 8)]\ndef get_init_inputs():\n    return []\n")
+    a = analyze(task_file(tmp_path, "declared", source))
+    assert "SCALE = 2.0" in a.support_source and "KERNELARC_TOLERANCE" not in a.support_source

@@ -28,6 +28,7 @@ from kernelarc.agents.builtin.patterns import find_facts
 from kernelarc.agents.builtin.pytorch_source import EAGER_NAME
 from kernelarc.task.dtypes import dtype_name, torch_dtype
 from kernelarc.task.execute import load_module
+from kernelarc.task.kernelbench import TOLERANCE_NAME
 from kernelarc.task.model import Task, TaskFormat, Workload
 from kernelarc.task.sol import REFERENCE_ENTRY
 
@@ -104,7 +105,8 @@ def _kernelbench_parts(source: str) -> dict[str, Any]:
                 text = text.replace("def forward(", f"def {EAGER_NAME}(", 1)
             transplanted.append(text)
     support = [_segment(lines, n, n) for n in tree.body
-               if not (getattr(n, "name", None) in _REFERENCE_HELPERS or _is_main_guard(n) or _is_docstring(n))]
+               if not (getattr(n, "name", None) in _REFERENCE_HELPERS or _is_main_guard(n) or _is_docstring(n)
+                       or _is_tolerance(n))]
     args = forward.args
     names = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
     return {"init_signature": init_signature, "init_source": init_source,
@@ -132,6 +134,11 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _is_main_guard(node: ast.stmt) -> bool:
     return isinstance(node, ast.If) and "__name__" in ast.unparse(node.test)
+
+
+def _is_tolerance(node: ast.stmt) -> bool:
+    """The task's tolerance declaration: for the guard, not for the candidate's code."""
+    return isinstance(node, ast.Assign) and any(getattr(t, "id", None) == TOLERANCE_NAME for t in node.targets)
 
 
 # --- graph capture -------------------------------------------------------------------------------

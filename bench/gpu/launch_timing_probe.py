@@ -1,0 +1,112 @@
+"""How a launch-bound call's latency depends on the way it is timed (run on a GPU machine).
+
+    python bench/gpu/launch_timing_probe.py OUT.json [TASK.py ...]
+
+The guard's medians for microsecond calls spread 30-140% between p20 and p80 on the H200 and moved
+3x between evaluations of one campaign (docs/benchmarks.md). This script times the eager reference
+of each task four ways in one process, first before and then after a torch.profiler session (the
+guard profiles each side once, and CUPTI might stay attached and slow every later launch):
+- idle: flush L2, synchronize, record start, call, record end (the guard since 2026-11-30);
+- queued: flush L2, record start, call, record end, with no synchronize in between (Triton's
+  do_bench): the flush kernel hides up to its own duration of the call's host code;
+- loop: 50 calls back to back between two events, no flush: per-call cost at steady state;
+- host: perf_counter around one call, no synchronize: the host's share.
+Each is sampled 300 times (loop: 30 windows); the output holds median, p20 and p80 per method.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+SAMPLES = 300
+LOOP_WINDOWS, LOOP_CALLS = 30, 50
+DEFAULT_TASKS = ("bench/suites/h200/mlp_relu_small.py", "bench/suites/h200/layernorm_gelu_small.py")
+
+
+def _load(path: str):
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    model = module.Model(*module.get_init_inputs()).cuda()
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    return lambda: model(*inputs)
+
+
+def _events_ms(call, flush, *, sync_before_start: bool) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    flush()
+    if sync_before_start:
+        torch.cuda.synchronize()
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def _loop_ms(call) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(LOOP_CALLS):
+        call()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / LOOP_CALLS
+
+
+def _host_ms(call) -> float:
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    call()
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    s = sorted(times)
+    q = lambda p: s[round(p * (len(s) - 1))]  # noqa: E731
+    return {"median_ms": q(0.5), "p20_ms": q(0.2), "p80_ms": q(0.8), "spread": (q(0.8) - q(0.2)) / q(0.5), "n": len(s)}
+
+
+def _measure(call, flush) -> dict[str, dict[str, float]]:
+    for _ in range(20):
+        call()
+    return {
+        "idle": _stats([_events_ms(call, flush, sync_before_start=True) for _ in range(SAMPLES)]),
+        "queued": _stats([_events_ms(call, flush, sync_before_start=False) for _ in range(SAMPLES)]),
+        "loop": _stats([_loop_ms(call) for _ in range(LOOP_WINDOWS)]),
+        "host": _stats([_host_ms(call) for _ in range(SAMPLES)]),
+    }
+
+
+def main(out: str, tasks: list[str]) -> None:
+    flush_buf = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    flush = flush_buf.zero_
+    calls = {Path(t).stem: _load(t) for t in tasks}
+    result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tasks": {}}
+    for name, call in calls.items():
+        result["tasks"][name] = {"before_profiler": _measure(call, flush)}
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        for call in calls.values():
+            call()
+        torch.cuda.synchronize()
+    for name, call in calls.items():
+        result["tasks"][name]["after_profiler"] = _measure(call, flush)
+    Path(out).write_text(json.dumps(result, indent=2))
+    for name, phases in result["tasks"].items():
+        for phase, methods in phases.items():
+            row = "  ".join(f"{m} {v['median_ms'] * 1000:.1f} us ({v['spread'] * 100:.0f}%)" for m, v in methods.items())
+            print(f"{name:22} {phase:16} {row}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:] or list(DEFAULT_TASKS))
