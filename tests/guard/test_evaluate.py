@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 EXAMPLES = REPO / "examples"
 FAST = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, compile_timeout_s=120, run_timeout_s=120)
-WORKER_STAGES = {"start", "reference", "compile", "first_call", "correctness", "timing_wait", "timing", "exit"}
+WORKER_STAGES = {"start", "reference", "compile", "first_call", "correctness", "timing", "exit"}
 
 HONEST = [
     (FIXTURES / "tasks" / "relu_tiny.py", FIXTURES / "candidates" / "honest_torch.py"),

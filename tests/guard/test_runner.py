@@ -10,7 +10,6 @@ import pytest
 
 from kernelarc.guard.candidate import load_candidate
 from kernelarc.guard.judge import evaluate
-from kernelarc.guard.quiet import ENV_VAR as QUIET_LOCK_VAR
 from kernelarc.guard.runner import ENV_ALLOWLIST, run_worker, worker_env
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Status, Verdict
@@ -43,8 +42,7 @@ def test_worker_env_keeps_only_the_allow_list(tmp_path, monkeypatch, parent_secr
     assert all(value not in env.values() for value in SECRETS.values())
     private = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"}
     assert all(env[k].startswith(str(tmp_path)) for k in private)
-    assert set(env) <= set(ENV_ALLOWLIST) | private | {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "TRITON_INTERPRET",
-                                                       QUIET_LOCK_VAR}
+    assert set(env) <= set(ENV_ALLOWLIST) | private | {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "TRITON_INTERPRET"}
 
 
 def test_triton_interprets_only_on_the_cpu(tmp_path):

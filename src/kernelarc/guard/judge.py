@@ -99,7 +99,7 @@ def evaluate(
     }
     deadlines = {"reference": settings.reference_timeout_s, "compile": settings.compile_timeout_s,
                  "first_call": settings.compile_timeout_s, "correctness": settings.run_timeout_s,
-                 "timing_wait": settings.run_timeout_s, "timing": settings.run_timeout_s}
+                 "timing": settings.run_timeout_s}
     outcome = run_worker(job, deadlines=deadlines, device=device, pool=pool)
     return _to_evaluation(task, outcome, settings, device, incumbent is None, time.monotonic() - started)
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelarc.guard.channel import ForgedMessage, new_key, parse_line
-from kernelarc.guard.quiet import ENV_VAR as QUIET_LOCK_VAR
-from kernelarc.guard.quiet import lock_path
 
 # Variables a worker may inherit; everything else (API keys, tokens, cloud credentials) is dropped.
 ENV_ALLOWLIST = (
@@ -78,7 +76,6 @@ def worker_env(workdir: Path, device: str) -> dict[str, str]:
     env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), PYTHONDONTWRITEBYTECODE="1",
                TRITON_CACHE_DIR=str(workdir / "triton"), TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"),
                PYTHONUNBUFFERED="1")
-    env[QUIET_LOCK_VAR] = lock_path(device)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     return env
@@ -133,8 +130,10 @@ class WarmPool:
     seconds of importing torch, creating a CUDA context and starting CUPTI) off the critical path.
     On the H200 an evaluation took 2-9 s while a start-up took about 5 s, so one idle worker was
     often still starting when taken; a CUDA device keeps CUDA_DEPTH idle workers. The CPU keeps
-    one: there the start-ups compete with the evaluation for a few cores. Start-ups never overlap a
-    timing stage (guard/quiet.py). A campaign holds one pool and closes it.
+    one: there the start-ups compete with the evaluation for a few cores. Start-ups may overlap
+    another worker's timing: a host lock that kept them apart (2026-11-30) left the timing noise of
+    launch-bound calls unchanged on the H200 and made timing wait a median 3.9 s for start-ups, a
+    third of the guard's wall time (docs/benchmarks.md). A campaign holds one pool and closes it.
     """
 
     CUDA_DEPTH = 2

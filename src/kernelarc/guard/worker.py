@@ -10,7 +10,6 @@ announcing each on the private channel so the parent can apply that stage's time
   first_call   one warm-up call (Triton JIT-compiles here); a crash or hang is the candidate's run
                failing, a compiler exception is still a COMPILE_ERROR
   correctness  every workload, every round, fresh seeded inputs, poisoned outputs, inputs checked
-  timing_wait  waiting for the device's host lock: other workers' start-ups end first (guard/quiet.py)
   timing       incumbent and candidate interleaved; stream probe; one audit call checked
 
 The last message is `result`. A failure of the candidate ends the job with its status; a failure of
@@ -210,21 +209,18 @@ class Job:
 
     def time_workloads(self, callee) -> str:
         from kernelarc.guard.loading import reference_callee
-        from kernelarc.guard.quiet import quiet
         from kernelarc.guard.timing import L2Flusher
         from kernelarc.guard.types import TimingMethod
 
-        self.channel.send("stage", stage="timing_wait")
-        with quiet(exclusive=True):  # no worker of this device starts up while this one times
-            self.channel.send("stage", stage="timing")
-            incumbent = (reference_callee(self.runtime, self.device) if self.incumbent is None
-                         else self.load(self.incumbent, "incumbent"))
-            flush = L2Flusher(self.device) if self.on_cuda else None
-            if flush is not None:
-                self._raise_clocks(flush)
-            methods = []
-            for res in self.results:
-                methods.append(self._time_workload(res, incumbent, callee, flush))
+        self.channel.send("stage", stage="timing")
+        incumbent = (reference_callee(self.runtime, self.device) if self.incumbent is None
+                     else self.load(self.incumbent, "incumbent"))
+        flush = L2Flusher(self.device) if self.on_cuda else None
+        if flush is not None:
+            self._raise_clocks(flush)
+        methods = []
+        for res in self.results:
+            methods.append(self._time_workload(res, incumbent, callee, flush))
         return TimingMethod.CUPTI.value if TimingMethod.CUPTI.value in methods else methods[0]
 
     def _raise_clocks(self, flush) -> None:
@@ -370,17 +366,14 @@ def prewarm(device: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from kernelarc.guard.quiet import quiet
-
     fd = int(argv[1])
-    with quiet(exclusive=False):  # start-up never overlaps another worker's timing on this device
-        import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
+    import torch  # noqa: F401  - before the job arrives: a pooled worker waits here already warm
 
-        try:
-            import triton  # noqa: F401
-        except ImportError:
-            pass
-        prewarm(argv[2] if len(argv) > 2 else "cpu")
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    prewarm(argv[2] if len(argv) > 2 else "cpu")
     line = sys.stdin.readline()
     if not line:  # an idle pooled worker that was never given a job
         return 0
