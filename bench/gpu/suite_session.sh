@@ -7,16 +7,16 @@
 # the machine's first n GPUs: task i goes to GPU i mod n, each GPU benches its share in order, one
 # `kernelarc bench` at a time, into the same RESULTS_DIR. The benches share the host's CPUs, not a
 # GPU: the method in docs/benchmarks.md says so wherever it was used.)
-# A device call may run 10 minutes and a suite takes longer. So a call starts the bench in its own
-# session (setsid: it outlives the call), one `kernelarc bench` per task in the order given, all
-# into RESULTS_DIR (results are incremental: a task already complete there with the same options is
-# kept); every call then follows the log for at most WAIT_S seconds and packs RESULTS_DIR into
-# $OUT/results.tgz. A call that finds the bench still running (the machine stayed warm) only waits
-# and packs. The machine usually does not stay warm between two calls (it goes back 30 s after a
-# call; on 2026-11-30 it had gone back every time), so between calls unpack results.tgz into
-# RESULTS_DIR here (a git-ignored folder of the repo, e.g. .gpu_results/h200) and carry RESULTS_DIR
-# with every call: a fresh machine then skips the tasks already complete. Expects the missing
-# Python packages as wheels in .whl/ (docs/benchmarks.md says which).
+# A call starts the benches in their own session (setsid), one `kernelarc bench` per task in the
+# order given, all into RESULTS_DIR (results are incremental: a task already complete there with the
+# same options is kept); it then follows the log for at most WAIT_S seconds and packs RESULTS_DIR
+# into $OUT/results.tgz. Make each call self-contained: give it only the tasks that finish within
+# WAIT_S. A second call while benches still run is harmful: the device tool copies the working tree
+# and the carried folders again on every call, and on 2026-11-30 that replaced the running benches'
+# results folder with the empty carried one and broke an import mid-run (docs/benchmarks.md, run 4).
+# Between calls, unpack results.tgz into RESULTS_DIR here (a git-ignored folder of the repo, e.g.
+# .gpu_results/h200) and carry it with the next call, which then skips the tasks already complete.
+# Expects the missing Python packages as wheels in .whl/ (docs/benchmarks.md says which).
 set -u
 results=$1; wait_s=$2; shift 2
 bench_opts=()

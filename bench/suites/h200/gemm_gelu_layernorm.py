@@ -14,9 +14,9 @@ TOKENS = 4096
 HIDDEN = 4096
 
 # KernelBench's bf16 rule (every element within 1e-2 + 1e-2 |y|) rejected torch.compile, cuDNN SDPA and
-# kernelarc's Triton kernels alike on this task on the H200 (2026-11-30, docs/benchmarks.md): 1 to 8
-# elements in 10^7 were one or two bf16 steps off (0.031 near |y| = 2), from summing in another
-# order. So one element in 10^4 may miss, by at most 0.25.
+# kernelarc's Triton kernels alike on this task on the H200 (2026-11-30, docs/benchmarks.md): at
+# most 1.25e-5 of the elements missed, by one to three bf16 steps (0.031 to 0.094), from summing in
+# another order. So one element in 10^4 may miss, by at most 0.25.
 KERNELARC_TOLERANCE = {"atol": 1e-2, "rtol": 1e-2, "required_matched_ratio": 0.9999, "max_error_cap": 0.25}
 
 
