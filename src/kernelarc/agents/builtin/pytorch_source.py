@@ -87,8 +87,19 @@ def forward_body(analysis: TaskAnalysis, rewrites: dict[str, str] | None = None)
     if blocker:
         raise ValueError(blocker)
     rewrites = rewrites or {}
+    refs = {n.name for n in analysis.nodes} | set(analysis.values)
+    live = set(live_nodes(analysis, rewrites))
+    lines = [f"{n.name} = {rewrites[n.name]}" if n.name in rewrites else node_line(n, analysis, refs)
+             for n in analysis.nodes if n.name in live]
+    outs = ", ".join(analysis.output_names)
+    lines.append(f"return ({outs})" if analysis.returns_tuple else f"return {outs}")
+    return "\n".join(lines)
+
+
+def live_nodes(analysis: TaskAnalysis, rewrites: dict[str, str]) -> list[str]:
+    """Names of the nodes the outputs need, in graph order; a node in `rewrites` needs only the nodes
+    its replacement expression names (node names are `v_...` in Python and C++ alike)."""
     by_name = {n.name: n for n in analysis.nodes}
-    refs = set(by_name) | set(analysis.values)
     live: set[str] = set()
     stack = [o for o in analysis.output_names if o in by_name]
     while stack:
@@ -96,13 +107,10 @@ def forward_body(analysis: TaskAnalysis, rewrites: dict[str, str] | None = None)
         if name in live:
             continue
         live.add(name)
-        uses = rewrites.get(name) or node_line(by_name[name], analysis, refs).split("=", 1)[1]
-        stack.extend(n for n in _NAME.findall(uses) if n in by_name)
-    lines = [f"{n.name} = {rewrites[n.name]}" if n.name in rewrites else node_line(n, analysis, refs)
-             for n in analysis.nodes if n.name in live]
-    outs = ", ".join(analysis.output_names)
-    lines.append(f"return ({outs})" if analysis.returns_tuple else f"return {outs}")
-    return "\n".join(lines)
+        node = by_name[name]
+        uses = _NAME.findall(rewrites[name]) if name in rewrites else _NAME.findall(repr((node.args, node.kwargs)))
+        stack.extend(n for n in uses if n in by_name)
+    return [n.name for n in analysis.nodes if n.name in live]
 
 
 def call_args(analysis: TaskAnalysis) -> str:

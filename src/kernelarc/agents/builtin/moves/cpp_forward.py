@@ -21,7 +21,7 @@ from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent
 from kernelarc.agents.builtin.notation import claim_text, point_text
-from kernelarc.agents.builtin.pytorch_source import emit_reason, pytorch_module
+from kernelarc.agents.builtin.pytorch_source import emit_reason, live_nodes, pytorch_module
 from kernelarc.task.model import TaskFormat
 
 FUNCTION = "forward"
@@ -37,26 +37,6 @@ def _cpp_name(graph_name: str, taken: set[str]) -> str:
         name, n = f"{base}_{n}", n + 1
     taken.add(name)
     return name
-
-
-def _live(analysis: TaskAnalysis, rewrites: dict[str, str]) -> list[str]:
-    """Names of the nodes the outputs need, in graph order (a rewritten node needs what its expression names)."""
-    by_name = {n.name: n for n in analysis.nodes}
-    live, stack = set(), [o for o in analysis.output_names if o in by_name]
-    while stack:
-        name = stack.pop()
-        if name in live:
-            continue
-        live.add(name)
-        node = by_name[name]
-        used = re.findall(r"\b\w+\b", rewrites[name]) if name in rewrites else [
-            a for a in _flat(node.args + tuple(node.kwargs.values())) if isinstance(a, str)]
-        stack.extend(u for u in used if u in by_name)
-    return [n.name for n in analysis.nodes if n.name in live]
-
-
-def _flat(values: tuple) -> list:
-    return [v for value in values for v in (_flat(tuple(value)) if isinstance(value, (list, tuple)) else [value])]
 
 
 def cpp_function(analysis: TaskAnalysis, ops: str = "as_captured") -> tuple[str, list[str]]:
@@ -77,7 +57,7 @@ def cpp_function(analysis: TaskAnalysis, ops: str = "as_captured") -> tuple[str,
             raise NotExpressible(f"input {name} is not a tensor")
     by_name = {n.name: n for n in analysis.nodes}
     body = []
-    for name in _live(analysis, rewrites):
+    for name in live_nodes(analysis, rewrites):
         statement = node_statement(by_name[name], tensors, rewrites.get(name))
         node = by_name[name]
         comment = (f"// {node.target} and the GEMM before it, as one call" if name in rewrites
