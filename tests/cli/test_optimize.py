@@ -99,3 +99,12 @@ def test_bad_run_dirs_exit_2_with_one_line(tmp_path, capsys):
         assert out == "" and err.count("\n") == 1 and message in err, (argv, err)
     assert not (tmp_path / "absent").exists()
 
+
+
+def test_the_final_line_says_when_a_baseline_displaced_the_leader(tmp_path):
+    buffer = io.StringIO()
+    best = {"agent": "baseline:eager", "strategy": "baseline", "speedup_vs_eager": 1.0, "speedup_vs_compile": 1.2,
+            "sol_score": None, "timing": "cuda_events", "files": ["best/model_new.py"], "displaced_leader": "a1-fusion"}
+    summary = {"stop_reason": "time_limit", "candidates": 9, "verdicts": {"ACCEPT": 9}, "best": best}
+    LiveProgress(Console(file=buffer, width=200), enabled=False).final(summary, tmp_path)
+    assert "a1-fusion led the campaign but timed slower than baseline:eager head to head" in buffer.getvalue()

@@ -56,5 +56,8 @@ class LiveProgress:
         sol = "" if best["sol_score"] is None else f", SOL score {best['sol_score']:.3f}"
         self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), {x(best['speedup_vs_eager'])} vs "
                            f"eager, {x(best['speedup_vs_compile'])} vs torch.compile{sol} [{best['timing']}]")
+        if best.get("displaced_leader"):
+            self.console.print(f"({best['displaced_leader']} led the campaign but timed slower than {best['agent']} "
+                               "head to head at the end)")
         self.console.print(f"files: {', '.join(str(run_dir / f) for f in best['files'])}; "
                            f"{run_dir / 'summary.json'}; {run_dir / 'progress.png'}")
