@@ -92,3 +92,25 @@ def test_launch_bound_and_precision_reasons(tmp_path):
     assert get_family("cuda_graph").applies(analyze(big)).startswith("not launch-bound")
     fp16 = analyze(load_task(FIXTURE_TASKS / "builtin_gemm_skinny_fp16.py"))
     assert get_family("precision_lowp_gemm").applies(fp16) == "the GEMM already runs in float16"
+
+
+GEMM_TASK = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.linear = nn.Linear(1024, 1024)\n\n"
+    "    def forward(self, x):\n        return self.linear(x)\n\n\n"
+    "def get_inputs():\n    return [torch.randn(1024, 1024)]\n\n\ndef get_init_inputs():\n    return []\n")
+"""A GEMM big enough not to be launch-bound (3 M elements), small enough for the CPU."""
+
+
+@pytest.mark.parametrize("blas", ["tunableop", "cublaslt"])
+def test_blas_points_pass_the_guard_on_cpu_where_they_run_plainly(tmp_path, blas):
+    """The BLAS switch acts on the GPU only (not run on the card yet); off it the forward must stay exact."""
+    task = task_file(tmp_path, "gemm_1024", GEMM_TASK)
+    analysis = analyze(task)
+    family = get_family("library_blas")
+    assert family.applies(analysis) is None and {"blas": blas} in family.space(analysis)
+    move = family.render(analysis, {"blas": blas})
+    assert ("torch.cuda.tunable" in move.source) == (blas == "tunableop")
+    evaluation = evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=FAST_GUARD)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+    assert get_family("library_blas").applies(example_analysis("kernelbench/relu_small.py")) == "no GEMM in the task"
