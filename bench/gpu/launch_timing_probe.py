@@ -12,12 +12,18 @@ guard profiles each side once, and CUPTI might stay attached and slow every late
 - loop: 50 calls back to back between two events, no flush: per-call cost at steady state;
 - host: perf_counter around one call, no synchronize: the host's share.
 Each is sampled 300 times (loop: 30 windows); the output holds median, p20 and p80 per method.
+It also records how long the process's first profiler session took (CUPTI's start: what moving the
+guard's stream probe after timing would add to each evaluation), and runs itself once more with
+TEARDOWN_CUPTI=1 (Kineto then finalizes CUPTI after each session) under "teardown_cupti", to see
+whether that removes the post-profiler overhead.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -95,17 +101,28 @@ def main(out: str, tasks: list[str]) -> None:
     for name, call in calls.items():
         result["tasks"][name] = {"before_profiler": _measure(call, flush)}
     from torch.profiler import ProfilerActivity, profile
+    t0 = time.perf_counter()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
         for call in calls.values():
             call()
         torch.cuda.synchronize()
+    result["first_profiler_session_s"] = time.perf_counter() - t0
     for name, call in calls.items():
         result["tasks"][name]["after_profiler"] = _measure(call, flush)
+    if os.environ.get("TEARDOWN_CUPTI") != "1":
+        again = Path(out).with_suffix(".teardown.json")
+        subprocess.run([sys.executable, __file__, str(again), *tasks], env={**os.environ, "TEARDOWN_CUPTI": "1"},
+                       check=False)
+        if again.is_file():
+            result["teardown_cupti"] = json.loads(again.read_text())
+            again.unlink()
     Path(out).write_text(json.dumps(result, indent=2))
+    label = "TEARDOWN_CUPTI=1 " if os.environ.get("TEARDOWN_CUPTI") == "1" else ""
+    print(f"{label}first profiler session: {result['first_profiler_session_s']:.2f} s")
     for name, phases in result["tasks"].items():
         for phase, methods in phases.items():
             row = "  ".join(f"{m} {v['median_ms'] * 1000:.1f} us ({v['spread'] * 100:.0f}%)" for m, v in methods.items())
-            print(f"{name:22} {phase:16} {row}")
+            print(f"{label}{name:22} {phase:16} {row}")
 
 
 if __name__ == "__main__":
