@@ -15,7 +15,7 @@ from kernelarc.agents.builtin.moves.cpp_forward import cpp_function
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.task.execute import load_module
 
-from tests.agents.builtin.builtin_tasks import FAST_GUARD, example_analysis, task_file
+from tests.agents.builtin.builtin_tasks import EXAMPLES, FAST_GUARD, example_analysis, task_file
 
 needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
                                     reason="needs a C++ compiler and ninja (torch.utils.cpp_extension)")
@@ -28,6 +28,9 @@ def _task(body: str, init: str = "", inputs: str = "torch.randn(4, 32)") -> str:
             f"def get_inputs():\n    return [{inputs}]\n\n\ndef get_init_inputs():\n    return []\n")
 
 
+SLOW_SUM = (EXAMPLES / "kernelbench" / "slow_sum.py").read_text()
+"""769 aten nodes: zeros on the input's device, slices, sums, adds."""
+
 GRAPHS = {
     "linear_relu": _task("return torch.relu(self.linear(x))", "        self.linear = nn.Linear(32, 8)\n"),
     "layernorm_gelu": _task("return self.act(self.norm(x))", "        self.norm = nn.LayerNorm(32)\n"
@@ -38,6 +41,7 @@ GRAPHS = {
                      "torch.randn(4, 32, dtype=torch.bfloat16)"),
     "softmax_scaled": _task("return torch.softmax(x * 2.0, dim=-1)"),
     "two_outputs": _task("return x + 1, x.sum(dim=[0, 1])"),
+    "slow_sum": SLOW_SUM,
 }
 
 
@@ -61,6 +65,9 @@ def test_each_node_becomes_one_static_aten_call(graphs):
     assert "at::_ops::add_Scalar::call" in rms and "at::ScalarType::BFloat16" in rms  # a number operand: Scalar overload
     pair, _ = cpp_function(graphs["two_outputs"])
     assert pair.startswith("std::vector<at::Tensor> forward(")
+    slices, _ = cpp_function(graphs["slow_sum"])
+    assert "::std::optional<at::Device>(x.device())" in slices  # traced on meta: the input's device at run time
+    assert "at::_ops::slice_Tensor::call(x, static_cast<int64_t>(1)" in slices  # a number for an int, not a Scalar
 
 
 def test_where_it_does_not_apply_it_says_why(tmp_path, graphs):

@@ -22,7 +22,7 @@ from kernelarc.agents.builtin.moves.base import OpNode
 SCALAR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 """torch dtype name -> `at::ScalarType` member."""
-_OPTIONAL_NONE_ONLY = {"Layout?", "Device?", "MemoryFormat?", "Generator?"}
+_OPTIONAL_NONE_ONLY = {"Layout?", "MemoryFormat?", "Generator?"}
 """Optional types whose only value written here is None."""
 _INT_LIST = re.compile(r"^(int|SymInt)\[\d*\](\?)?$")
 
@@ -80,12 +80,16 @@ def _number(value: Any, kind: str) -> str:
 class _Writer:
     """Writes one node's arguments, collecting the local arrays they need."""
 
-    def __init__(self, node: OpNode, tensors: dict[str, str]):
-        self.node, self.tensors, self.locals = node, tensors, []
+    def __init__(self, node: OpNode, tensors: dict[str, str], device: str | None):
+        self.node, self.tensors, self.device, self.locals = node, tensors, device, []
 
     def value(self, kind: str, value: Any, arg: str) -> str:
         if kind.endswith("?") and value is None:
             return "::std::nullopt"
+        if kind == "Device?":  # traced on the meta device: the tensors' own device at run time
+            if self.device is None:
+                raise NotExpressible(f"argument {arg} names a device and the forward has no tensor input")
+            return f"::std::optional<at::Device>({self.device}.device())"
         if kind in _OPTIONAL_NONE_ONLY:
             raise NotExpressible(f"argument {arg} ({kind}) = {value!r}: only None is written")
         base = kind.removesuffix("?")
@@ -134,11 +138,13 @@ class _Writer:
         raise NotExpressible(f"argument {arg} has type {kind}")
 
 
-def node_statement(node: OpNode, tensors: dict[str, str], expression: str | None = None) -> CppStatement:
+def node_statement(node: OpNode, tensors: dict[str, str], expression: str | None = None,
+                   device: str | None = None) -> CppStatement:
     """`at::Tensor <node> = at::_ops::<op>::call(...);` (or `= expression;` when given).
 
     Args:
         tensors: graph name -> C++ name of every tensor this node may read.
+        device: C++ name of a tensor on the device new tensors go to (the first tensor input).
 
     Raises:
         NotExpressible: the node cannot be written as one C++ call here.
@@ -152,11 +158,11 @@ def node_statement(node: OpNode, tensors: dict[str, str], expression: str | None
         raise NotExpressible(f"{node.target} writes one of its inputs")
     if [str(r.type) for r in native.returns] != ["Tensor"]:
         raise NotExpressible(f"{node.target} returns {', '.join(str(r.type) for r in native.returns)}, not one tensor")
-    scalar_overload = _scalar_overload(node, tensors)
-    if scalar_overload is not None:
-        return node_statement(dataclasses.replace(node, target=scalar_overload), tensors)
-    writer = _Writer(node, tensors)
     kinds = [str(a.type) for a in native.arguments.flat_all]
+    if _number_for_tensor(node, kinds):
+        return node_statement(dataclasses.replace(node, target=node.target.removesuffix(".Tensor") + ".Scalar"),
+                              tensors, device=device)
+    writer = _Writer(node, tensors, device)
     values = []
     for i, (arg, kind) in enumerate(zip(schema.arguments, kinds)):
         if i < len(node.args):
@@ -171,13 +177,10 @@ def node_statement(node: OpNode, tensors: dict[str, str], expression: str | None
     return CppStatement(tuple(writer.locals), f"at::Tensor {node.name} = {struct}::call({', '.join(values)});")
 
 
-def _scalar_overload(node: OpNode, tensors: dict[str, str]) -> str | None:
-    """`aten.add.Scalar` for `aten.add.Tensor(x, 2.0)`: Python wraps the number, C++ takes the Scalar overload."""
-    if not node.target.endswith(".Tensor") or len(node.args) < 2:
-        return None
-    if not isinstance(node.args[1], (int, float)) or isinstance(node.args[0], (int, float)):
-        return None
-    return node.target.removesuffix(".Tensor") + ".Scalar"
+def _number_for_tensor(node: OpNode, kinds: list[str]) -> bool:
+    """`aten.add.Tensor(x, 2.0)`: Python wraps the number as a tensor; C++ takes the `.Scalar` overload."""
+    return (node.target.endswith(".Tensor") and len(node.args) >= 2 and kinds[:2] == ["Tensor", "Tensor"]
+            and isinstance(node.args[1], (int, float)) and not isinstance(node.args[1], bool))
 
 
 __all__ = ["CppStatement", "NotExpressible", "SCALAR_TYPES", "node_statement"]

@@ -56,9 +56,10 @@ def cpp_function(analysis: TaskAnalysis, ops: str = "as_captured") -> tuple[str,
         if analysis.values.get(name, (None, None))[0] is None:
             raise NotExpressible(f"input {name} is not a tensor")
     by_name = {n.name: n for n in analysis.nodes}
+    device = tensors[analysis.input_names[0]] if analysis.input_names else None
     body = []
     for name in live_nodes(analysis, rewrites):
-        statement = node_statement(by_name[name], tensors, rewrites.get(name))
+        statement = node_statement(by_name[name], tensors, rewrites.get(name), device)
         node = by_name[name]
         comment = (f"// {node.target} and the GEMM before it, as one call" if name in rewrites
                    else f"// {node.target}({', '.join(map(str, node.args))})")
