@@ -85,3 +85,13 @@ def test_markdown_states_card_command_method_failures_and_cpu_label(tmp_path):
         assert expected in md, expected
     png = plot_results(results, tmp_path / "results.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tflops_only_for_gpu_timings():
+    """A 4096^3 GEMM in 0.227 ms is 605 TFLOP/s on the card; the same figure from a CPU wall clock is not shown."""
+    flops = 2 * 4096 ** 3
+    gpu = row("gemm", 1.0, 1.2, flops=flops, best_ms=0.227).model_copy(update={"timing": "cuda_events"})
+    assert round(gpu.tflops) == 605
+    assert row("gemm", 1.0, flops=flops, best_ms=0.227).tflops is None  # cpu_wall
+    md = render_markdown(Results(suite="/suites/demo", rows=[gpu]))
+    assert "| 0.227 | 605 |" in md

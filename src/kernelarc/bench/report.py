@@ -24,7 +24,7 @@ METHOD = (
     "interleaved, for the speedup over it. \"× best compile\" is the smaller of the two compile speedups. "
     "Compile times (s) include the first call, where torch.compile compiles. SOL = max(FLOPs / bf16 matmul "
     "rate, minimal bytes / copy bandwidth) with ceilings measured on the card; SOL fraction = T_SOL / "
-    "T_kernelarc; SOL score as in SOL-ExecBench with T_b the fastest of eager and both compile modes. "
+    "T_kernelarc; TFLOP/s = the task's matmul FLOPs (torch's counter) / T_kernelarc, GPU timings only; SOL score as in SOL-ExecBench with T_b the fastest of eager and both compile modes. "
     "Geomeans are over the complete rows that have the figure (n in brackets)."
 )
 ABLATION_METHOD = (
@@ -52,15 +52,15 @@ def _baseline_cell(b: BaselineResult | None) -> str:
 
 
 _COLUMNS = ("task", "kind", "timing", "SOL ms", "eager ms", "compile ms (build s)", "max-autotune ms (build s)",
-            "kernelarc ms", "winner", "× eager", "× compile", "× max-autotune", "× best compile", "SOL fraction",
+            "kernelarc ms", "TFLOP/s", "winner", "× eager", "× compile", "× max-autotune", "× best compile", "SOL fraction",
             "SOL score", "candidates", "wall s")
 
 
 def _row_cells(r: TaskRow) -> list[str]:
     if r.status is RowStatus.FAILED:
-        return [r.task, "-", "-", "-", "-", "-", "-", "-", "FAILED (below)", *["-"] * 8]
+        return [r.task, "-", "-", "-", "-", "-", "-", "-", "-", "FAILED (below)", *["-"] * 8]
     return [r.task, r.kernel_type or "-", r.timing or "-", _num(r.sol_ms), _baseline_cell(r.eager),
-            _baseline_cell(r.compile), _baseline_cell(r.max_autotune), _num(r.best_ms), r.best_label or "-",
+            _baseline_cell(r.compile), _baseline_cell(r.max_autotune), _num(r.best_ms), _num(r.tflops, ".0f"), r.best_label or "-",
             _x(r.speedup_vs_eager), _x(r.speedup_vs_compile), _x(r.speedup_vs_max_autotune),
             _x(r.speedup_vs_best_compile), _num(r.sol_fraction, ".2f"), _num(r.sol_score, ".3f"),
             "-" if r.candidates is None else f"{r.candidates}/{r.budget}", _num(r.wall_s, ".0f")]
@@ -76,7 +76,7 @@ def _geomean_cells(rows: list[TaskRow]) -> list[str]:
     def cell(key: str, fmt) -> str:
         return f"{fmt(g[key].value)} ({g[key].n})" if g[key].n else "-"
 
-    return ["**geomean**", *[""] * 8, cell("speedup_vs_eager", _x), cell("speedup_vs_compile", _x),
+    return ["**geomean**", *[""] * 9, cell("speedup_vs_eager", _x), cell("speedup_vs_compile", _x),
             cell("speedup_vs_max_autotune", _x), cell("speedup_vs_best_compile", _x),
             cell("sol_fraction", lambda v: _num(v, ".2f")), cell("sol_score_mean", lambda v: _num(v, ".3f") + " mean"),
             "", ""]

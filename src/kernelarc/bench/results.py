@@ -84,6 +84,8 @@ class TaskRow(Frozen):
     """torch.compile, mode max-autotune-no-cudagraphs, judged against the kernelarc winner."""
     best_ms: float | None = None
     """The kernelarc winner's latency, from its final measurement against eager."""
+    flops: float | None = None
+    """Matmul-class FLOPs of the task's workload (torch's FLOP counter); None for several workloads or none counted."""
     best_label: str | None = None
     """Which agent (or baseline) won, and its strategy."""
     speedup_vs_eager: float | None = None
@@ -104,6 +106,14 @@ class TaskRow(Frozen):
     run_dir: str | None = None
     finished_at: str
     """ISO timestamp."""
+
+
+    @property
+    def tflops(self) -> float | None:
+        """The winner's TFLOP/s on a GPU timing (a CPU wall clock is no GPU speed: None there)."""
+        if not self.flops or not self.best_ms or self.timing in (None, "cpu_wall"):
+            return None
+        return self.flops / (self.best_ms * 1e-3) / 1e12
 
 
 class AblationRun(Frozen):
