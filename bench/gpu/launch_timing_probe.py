@@ -12,8 +12,9 @@ guard profiles each side once, and CUPTI might stay attached and slow every late
 - loop: 50 calls back to back between two events, no flush: per-call cost at steady state;
 - host: perf_counter around one call, no synchronize: the host's share.
 Each is sampled 300 times (loop: 30 windows); the output holds median, p20 and p80 per method.
-It also records how long the process's first profiler session took (CUPTI's start: what moving the
-guard's stream probe after timing would add to each evaluation), and runs itself once more with
+It also records how long the process's first and second profiler sessions took (the first starts
+CUPTI: what moving the guard's stream probe after timing would add to each evaluation), and runs
+itself once more with
 TEARDOWN_CUPTI=1 (Kineto then finalizes CUPTI after each session) under "teardown_cupti", to see
 whether that removes the post-profiler overhead.
 """
@@ -109,6 +110,12 @@ def main(out: str, tasks: list[str]) -> None:
     result["first_profiler_session_s"] = time.perf_counter() - t0
     for name, call in calls.items():
         result["tasks"][name]["after_profiler"] = _measure(call, flush)
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        for call in calls.values():
+            call()
+        torch.cuda.synchronize()
+    result["second_profiler_session_s"] = time.perf_counter() - t0  # with TEARDOWN_CUPTI=1: CUPTI's restart
     if os.environ.get("TEARDOWN_CUPTI") != "1":
         again = Path(out).with_suffix(".teardown.json")
         subprocess.run([sys.executable, __file__, str(again), *tasks], env={**os.environ, "TEARDOWN_CUPTI": "1"},
@@ -118,7 +125,8 @@ def main(out: str, tasks: list[str]) -> None:
             again.unlink()
     Path(out).write_text(json.dumps(result, indent=2))
     label = "TEARDOWN_CUPTI=1 " if os.environ.get("TEARDOWN_CUPTI") == "1" else ""
-    print(f"{label}first profiler session: {result['first_profiler_session_s']:.2f} s")
+    print(f"{label}profiler sessions: first {result['first_profiler_session_s']:.2f} s, "
+          f"second {result['second_profiler_session_s']:.2f} s")
     for name, phases in result["tasks"].items():
         for phase, methods in phases.items():
             row = "  ".join(f"{m} {v['median_ms'] * 1000:.1f} us ({v['spread'] * 100:.0f}%)" for m, v in methods.items())
