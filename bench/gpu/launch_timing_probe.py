@@ -14,9 +14,8 @@ guard profiles each side once, and CUPTI might stay attached and slow every late
 Each is sampled 300 times (loop: 30 windows); the output holds median, p20 and p80 per method.
 It also records how long the process's first and second profiler sessions took (the first starts
 CUPTI: what moving the guard's stream probe after timing would add to each evaluation), and runs
-itself once more with
-TEARDOWN_CUPTI=1 (Kineto then finalizes CUPTI after each session) under "teardown_cupti", to see
-whether that removes the post-profiler overhead.
+itself once more with TEARDOWN_CUPTI=1 (Kineto then finalizes CUPTI after each session) under
+"teardown_cupti", to see whether that removes the post-profiler overhead and what a restart costs.
 """
 
 from __future__ import annotations
