@@ -15,7 +15,7 @@ from kernelarc.agents.builtin.moves.cpp_forward import cpp_function
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.task.execute import load_module
 
-from tests.agents.builtin.builtin_tasks import EXAMPLES, FAST_GUARD, example_analysis, task_file
+from tests.agents.builtin.builtin_tasks import CONV_TASK, EXAMPLES, FAST_GUARD, example_analysis, task_file
 
 needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
                                     reason="needs a C++ compiler and ninja (torch.utils.cpp_extension)")
@@ -42,6 +42,7 @@ GRAPHS = {
     "softmax_scaled": _task("return torch.softmax(x * 2.0, dim=-1)"),
     "two_outputs": _task("return x + 1, x.sum(dim=[0, 1])"),
     "slow_sum": SLOW_SUM,
+    "conv_relu": CONV_TASK,
 }
 
 
@@ -68,6 +69,8 @@ def test_each_node_becomes_one_static_aten_call(graphs):
     slices, _ = cpp_function(graphs["slow_sum"])
     assert "::std::optional<at::Device>(x.device())" in slices  # traced on meta: the input's device at run time
     assert "at::_ops::slice_Tensor::call(x, static_cast<int64_t>(1)" in slices  # a number for an int, not a Scalar
+    conv, _ = cpp_function(graphs["conv_relu"])  # torch prints its list defaults as [1, 1], torchgen reads them cut
+    assert "at::_ops::conv2d::call(x, conv_weight, conv_bias" in conv
 
 
 def test_where_it_does_not_apply_it_says_why(tmp_path, graphs):

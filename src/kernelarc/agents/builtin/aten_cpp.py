@@ -52,9 +52,38 @@ def _schema(target: str):
         schema = getattr(getattr(torch.ops.aten, name), overload)._schema
     except AttributeError:
         raise NotExpressible(f"{target}: no such aten overload in this torch") from None
-    native = FunctionSchema.parse(str(schema).split("::", 1)[1])
+    try:
+        native = FunctionSchema.parse(_without_defaults(str(schema).split("::", 1)[1]))
+    except Exception as e:  # a schema torchgen's parser does not read
+        raise NotExpressible(f"{target}: torchgen cannot read its schema ({e})") from None
     struct = f"at::_ops::{name}" + ("" if overload == "default" else f"_{overload}")
     return schema, native, struct
+
+
+def _without_defaults(schema: str) -> str:
+    """The schema with its default values cut: torch prints list defaults as `[1, 1]`, which
+    torchgen's parser (written for native_functions.yaml, `=1`) splits at the comma. The values
+    themselves come from torch's own schema object."""
+    head, _, rest = schema.partition("(")
+    depth, args, current = 0, [], ""
+    for i, ch in enumerate(rest):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            if depth == 0:  # the closing parenthesis of the argument list
+                args.append(current)
+                tail = rest[i:]
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current)
+            current = ""
+        else:
+            current += ch
+    else:
+        raise ValueError(f"unbalanced schema {schema!r}")
+    cut = [a.split("=", 1)[0].strip() for a in args if a.strip()]
+    return f"{head}({', '.join(cut)}{tail}"
 
 
 def _dtype_name(value: Any) -> str | None:
