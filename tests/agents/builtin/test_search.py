@@ -124,3 +124,24 @@ def test_the_design_doc_lists_every_registered_family_with_its_strategy():
     doc = (Path(__file__).resolve().parents[3] / "docs" / "design.md").read_text()
     for family in all_families():
         assert f"| `{family.name}` | {family.strategy} | {family.language} |" in doc, family.name
+
+
+class _BrokenFamily:
+    """A family whose `applies` has a bug."""
+
+    name, strategy, language = "broken", "library", "pytorch"
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        raise KeyError("facts")
+
+    def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
+        return [{}]
+
+    def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
+        raise AssertionError("never rendered")
+
+
+def test_a_family_that_fails_to_decide_is_skipped_with_its_error_and_the_others_go_on():
+    search = Search(example_analysis(GEMM), [_BrokenFamily(), get_family("library_gemm")], seed=0)
+    assert search.skipped["broken"] == "failed to decide whether it applies: KeyError: 'facts'"
+    assert search.next()[0].name == "library_gemm"

@@ -42,7 +42,11 @@ class CppStatement:
 def _schema(target: str):
     """(torch schema, torchgen schema, C++ op struct) of `aten.<name>[.<overload>]`."""
     import torch
-    from torchgen.model import FunctionSchema
+
+    try:
+        from torchgen.model import FunctionSchema  # ships inside torch's wheels
+    except ImportError:
+        raise NotExpressible("torchgen (part of torch's wheels) is not installed") from None
 
     parts = target.split(".")
     if len(parts) not in (2, 3) or parts[0] != "aten":

@@ -66,7 +66,10 @@ class Search:
         """Start searching `family` too (a borrowed one, say); False when it does not apply."""
         if family.name in self.states:
             return True
-        reason = family.applies(self.analysis)
+        try:
+            reason = family.applies(self.analysis)
+        except Exception as e:  # noqa: BLE001 - a family's own bug costs that family, not the agent
+            reason = f"failed to decide whether it applies: {type(e).__name__}: {e}"
         if reason is not None:
             self.skipped[family.name] = reason
             return False
