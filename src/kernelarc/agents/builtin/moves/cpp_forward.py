@@ -5,8 +5,9 @@ costs 30-45 µs of host time against 1-3 µs of GPU work, most of it Python runn
 op. This family writes the captured graph as C++ (`aten_cpp`: one `at::_ops` call per node, the
 same kernels), builds it with `torch.utils.cpp_extension.load_inline` when the candidate is
 imported (a C++ compiler and ninja, no CUDA compiler; 35 s on a 2-core CPU), and calls it once per
-forward. Point `addmm_activation` also folds a GEMM's bias and ReLU or GELU into the cuBLASLt
-epilogue, as library_gemm does from Python. KernelBench tasks only: SOL-ExecBench refuses C++
+forward, without autograd (like the Triton candidates, it computes the forward only). Point
+`addmm_activation` also folds a GEMM's bias and ReLU or GELU into the cuBLASLt epilogue, as
+library_gemm does from Python. KernelBench tasks only: SOL-ExecBench refuses C++
 builds inside Python solutions. Budget: about 140 lines.
 """
 
@@ -57,7 +58,7 @@ def cpp_function(analysis: TaskAnalysis, ops: str = "as_captured") -> tuple[str,
             raise NotExpressible(f"input {name} is not a tensor")
     by_name = {n.name: n for n in analysis.nodes}
     device = tensors[analysis.input_names[0]] if analysis.input_names else None
-    body = []
+    body = ["at::NoGradGuard no_grad;  // forward only, like every generated kernel: no autograd bookkeeping per op"]
     for name in live_nodes(analysis, rewrites):
         statement = node_statement(by_name[name], tensors, rewrites.get(name), device)
         node = by_name[name]
