@@ -6,7 +6,7 @@ schema (from the running torch, parsed by torchgen for the native types) says ho
 is written: tensors by name, literals in the C++ form of their schema type, missing arguments
 from the schema's defaults (`::call` takes every argument). A node this cannot express (a list of
 tensors, a tuple result, a device literal, an in-place op) raises `NotExpressible` with one line
-saying which and why. Imports torch only when called. Budget: about 170 lines.
+saying which and why. Imports torch only when called. Budget: about 220 lines.
 """
 
 from __future__ import annotations
