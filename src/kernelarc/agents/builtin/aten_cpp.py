@@ -4,8 +4,9 @@
 dispatcher (autograd, device) like the Python one, without the Python per-op overhead. Each node's
 schema (from the running torch, parsed by torchgen for the native types) says how every argument
 is written: tensors by name, literals in the C++ form of their schema type, missing arguments
-from the schema's defaults (`::call` takes every argument). A node this cannot express (a list of
-tensors, a tuple result, a device literal, an in-place op) raises `NotExpressible` with one line
+from the schema's defaults (`::call` takes every argument); a device (the graph was traced on the
+meta device) becomes the first input's. A node this cannot express (a list of tensors, a tuple
+result, a layout or memory-format literal, an in-place op) raises `NotExpressible` with one line
 saying which and why. Imports torch only when called. Budget: about 220 lines.
 """
 
