@@ -36,8 +36,9 @@ def parent_secrets(monkeypatch):
 def test_worker_env_keeps_only_the_allow_list(tmp_path, monkeypatch, parent_secrets):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("SOME_RANDOM_SETTING", "1")
+    monkeypatch.setenv("TEARDOWN_CUPTI", "1")
     env = worker_env(tmp_path, "cpu")
-    assert env["PATH"] == "/usr/bin:/bin"
+    assert env["PATH"] == "/usr/bin:/bin" and env["TEARDOWN_CUPTI"] == "1"  # a user's CUPTI choice reaches the worker
     assert not set(SECRETS) & set(env) and "SOME_RANDOM_SETTING" not in env
     assert all(value not in env.values() for value in SECRETS.values())
     private = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"}

@@ -33,6 +33,9 @@ ENV_ALLOWLIST = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
     "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
     "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+    # Kineto finalizes CUPTI after each profiler session when 1: whether that removes the host cost a
+    # session leaves on every later launch (docs/guard.md) is for the card to say; users may set it.
+    "TEARDOWN_CUPTI",
 )
 KILL_GRACE_S = 3.0
 EXIT_GRACE_S = 2 * KILL_GRACE_S
