@@ -4,10 +4,12 @@ whole rows and chunked rows, against the reference in the interpreter; the full 
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import pytest
 
 from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.agents.builtin.moves.triton_rowwise import row_points
 
 from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
 
@@ -66,3 +68,15 @@ def test_full_guard_accepts_cross_entropy():
     analysis = analysis_for("builtin_cross_entropy")
     family = get_family("triton_rowwise")
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+@pytest.mark.parametrize("rows, cols, first", [
+    (8192, 4096, dict(BLOCK_SIZE=4096, ROWS_PER_PROGRAM=1, num_warps=8)),    # 16 values per thread, not 64
+    (16, 2048, dict(BLOCK_SIZE=2048, ROWS_PER_PROGRAM=2, num_warps=8)),
+    (16384, 8192, dict(BLOCK_SIZE=8192, ROWS_PER_PROGRAM=1, num_warps=16)),  # rmsnorm_bf16's winner on the H200
+    (4096, 256, dict(BLOCK_SIZE=256, ROWS_PER_PROGRAM=8, num_warps=4)),      # narrow rows: several per program
+])
+def test_whole_row_points_start_at_sixteen_values_per_thread(rows, cols, first):
+    points = row_points(types.SimpleNamespace(rows=rows, cols=cols), looped=False)
+    assert points[0] == first
+    assert len(points) == len({tuple(sorted(p.items())) for p in points})  # each point once

@@ -44,6 +44,12 @@ MAX_SINGLE_BLOCK = 65536
 """Widest row (as a power of two) the single-block family keeps in registers."""
 MAX_ELEMENTS_PER_PROGRAM = 16384
 """ROWS_PER_PROGRAM x BLOCK_SIZE stays under this, so a program's block does not spill."""
+ELEMENTS_PER_THREAD = 16
+"""Whole-row points start with the most rows per program that keep each thread at 16 values or fewer
+per operand. On the H200 (docs/benchmarks.md, run 4), 4 rows of 4096 on 8 warps (64 values per
+thread) ran layernorm_residual_bf16 at 0.74-0.77x eager, and the campaign never reached 1 row;
+one row of 8192 on 16 warps (16 per thread) won rmsnorm_bf16 and softmax_fp32. The new first point
+has not run on the card yet."""
 LOOPED_MIN_COLS = 256
 """Rows narrower than this fit one block: looping over chunks only adds passes."""
 IGNORE_INDEX = -100
@@ -472,8 +478,10 @@ def row_points(facts: RowwiseFacts, looped: bool) -> list[dict[str, Any]]:
         blocks = [b for b in (4096, 8192, 2048, 16384, 1024) if b < width] or [max(16, width // 2)]
         return dedupe([dict(BLOCK_SIZE=b, num_warps=w) for b in blocks for w in (8, 16, 4)])
     warps = 4 if width < 2048 else 8 if width < 8192 else 16
-    rows = [r for r in (4, 1, 2, 8, 16) if r * width <= MAX_ELEMENTS_PER_PROGRAM
+    rows = [r for r in (1, 2, 4, 8, 16) if r * width <= MAX_ELEMENTS_PER_PROGRAM
             and r <= next_power_of_2(facts.rows)] or [1]
+    per_thread = {r: r * width // (warps * 32) for r in rows}
+    rows.sort(key=lambda r: (per_thread[r] > ELEMENTS_PER_THREAD, -r if per_thread[r] <= ELEMENTS_PER_THREAD else r))
     return dedupe([dict(BLOCK_SIZE=width, ROWS_PER_PROGRAM=r, num_warps=w)
                    for r in rows for w in (warps, max(1, warps // 2), warps * 2)])
 
