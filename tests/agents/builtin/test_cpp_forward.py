@@ -123,3 +123,10 @@ def test_the_fused_point_passes_the_guard_on_the_cpu(graphs):
     evaluation = evaluate(analysis.task, candidate_from_source(move.source, analysis.task), device="cpu",
                           settings=FAST_GUARD)
     assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+def test_schema_defaults_are_cut_at_top_level_commas_only():
+    from kernelarc.agents.builtin.aten_cpp import _without_defaults
+
+    printed = 'f(Tensor self, str mode="a,b", SymInt[2] k=[1, 1], *, bool x=False) -> Tensor'
+    assert _without_defaults(printed) == "f(Tensor self, str mode, SymInt[2] k, *, bool x) -> Tensor"

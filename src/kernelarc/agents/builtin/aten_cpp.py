@@ -70,8 +70,12 @@ def _without_defaults(schema: str) -> str:
     torchgen's parser (written for native_functions.yaml, `=1`) splits at the comma. The values
     themselves come from torch's own schema object."""
     head, _, rest = schema.partition("(")
-    depth, args, current = 0, [], ""
+    depth, args, current, quote = 0, [], "", ""
     for i, ch in enumerate(rest):
+        if quote or ch in "'\"":  # inside a string default: nothing counts until it closes
+            quote = "" if ch == quote else quote or ch
+            current += ch
+            continue
         if ch in "[(":
             depth += 1
         elif ch in "])":
