@@ -46,13 +46,24 @@ def test_geomeans_cover_complete_rows_that_have_the_figure():
 def test_arm_summary_is_geomean_over_seeds_of_suite_geomeans():
     runs = [run("a", Arm.SHARED_BOUNDED, 0, 2.0), run("b", Arm.SHARED_BOUNDED, 0, 8.0),
             run("a", Arm.SHARED_BOUNDED, 1, 1.0), run("b", Arm.SHARED_BOUNDED, 1, 1.0),
-            run("a", Arm.SOLO_PRIVATE, 0, 1.5)]
+            run("a", Arm.SOLO_PRIVATE, 0, 1.5), run("b", Arm.SOLO_PRIVATE, 0, 1.5)]
     solo, bounded = arm_summaries(runs)
-    assert (solo.arm, solo.runs, solo.geomean_speedup, solo.seed_stdev) == (Arm.SOLO_PRIVATE, 1, 1.5, 0.0)
+    assert (solo.arm, solo.runs, solo.geomean_speedup, solo.seed_stdev) == (Arm.SOLO_PRIVATE, 2, 1.5, 0.0)
     assert bounded.geomean_speedup == pytest.approx(2.0)  # seeds: 4.0 and 1.0
     assert (bounded.seed_min, bounded.seed_max) == (pytest.approx(1.0), pytest.approx(4.0))
     assert bounded.seed_stdev == pytest.approx(statistics.pstdev([4.0, 1.0]))
     assert bounded.per_task == {"a": pytest.approx(math.sqrt(2.0)), "b": pytest.approx(math.sqrt(8.0))}
+
+
+def test_arm_figure_leaves_out_a_seed_missing_a_task():
+    """Run on the H200 (2026-11-30): a seed cut short after one task of two made a 'seed geomean' of
+    that task alone, pulling the arm's figure from 6.5x to 1.7x."""
+    runs = [run("a", Arm.SHARED_UNBOUNDED, 0, 2.0), run("b", Arm.SHARED_UNBOUNDED, 0, 8.0),
+            run("a", Arm.SHARED_UNBOUNDED, 1, 1.0), run("b", Arm.SOLO_PRIVATE, 0, 3.0)]
+    solo, unbounded = arm_summaries(runs)
+    assert (unbounded.runs, unbounded.seeds, unbounded.geomean_speedup) == (3, 1, pytest.approx(4.0))
+    assert unbounded.per_task == {"a": pytest.approx(math.sqrt(2.0)), "b": pytest.approx(8.0)}
+    assert (solo.seeds, solo.geomean_speedup, solo.seed_min, solo.seed_stdev) == (0, None, None, None)
 
 
 def test_results_round_trip_with_computed_aggregates(tmp_path):

@@ -31,7 +31,9 @@ ABLATION_METHOD = (
     "Ablation at equal candidate budget: solo_private = one agent whose memory holds only its own findings "
     f"(unbounded); shared_bounded = N agents sharing at most {BOUNDED_MEMORY} findings of each kind per kernel "
     "type; shared_unbounded = N agents sharing every finding. No long-term memory in any arm. Each seed's "
-    "suite geomean of the speedup over eager; the arm's figure is their geomean, with min, max and stdev over seeds."
+    "suite geomean of the speedup over eager; the arm's figure is their geomean, with min, max and stdev over the "
+    "seeds complete on every task (per-task columns use every complete run). The candidate budget is equal only "
+    "where the time limit did not cut a campaign first: compare candidates per run with the budget."
 )
 
 
@@ -84,10 +86,11 @@ def _geomean_cells(rows: list[TaskRow]) -> list[str]:
 
 def _arm_lines(arms: list[ArmSummary]) -> list[str]:
     tasks = sorted({t for a in arms for t in a.per_task})
-    rows = [[a.arm.value, str(a.agents), a.memory, str(a.runs), _x(a.geomean_speedup), _x(a.seed_min), _x(a.seed_max),
-             _num(a.seed_stdev, ".3f"), *(_x(a.per_task.get(t)) for t in tasks)] for a in arms]
-    return _table(["arm", "agents", "memory", "runs", "geomean × eager", "seed min", "seed max", "seed stdev",
-                   *tasks], rows)
+    rows = [[a.arm.value, str(a.agents), a.memory, str(a.runs), str(a.seeds), _num(a.candidates_mean, ".1f"),
+             _x(a.geomean_speedup), _x(a.seed_min), _x(a.seed_max), _num(a.seed_stdev, ".3f"),
+             *(_x(a.per_task.get(t)) for t in tasks)] for a in arms]
+    return _table(["arm", "agents", "memory", "runs", "complete seeds", "candidates per run", "geomean × eager",
+                   "seed min", "seed max", "seed stdev", *tasks], rows)
 
 
 def render_markdown(results: Results) -> str:

@@ -153,8 +153,13 @@ class ArmSummary(Frozen):
     memory: str
     runs: int
     """Complete campaigns behind the figures."""
+    seeds: int = 0
+    """Seeds complete on every task of the ablation: only these enter the geomean and its spread."""
+    candidates_mean: float | None = None
+    """Mean candidates judged per campaign: below the budget, the time limit cut the campaigns."""
     geomean_speedup: float | None
-    """Geomean over seeds of each seed's suite geomean (speedup over eager)."""
+    """Geomean over the complete seeds of each seed's suite geomean (speedup over eager); None when no
+    seed is complete (a seed's geomean over only some tasks is not comparable with another's)."""
     seed_min: float | None
     seed_max: float | None
     seed_stdev: float | None
@@ -217,19 +222,28 @@ def suite_geomeans(rows: Iterable[TaskRow]) -> dict[str, Geomean]:
 
 
 def arm_summaries(runs: Iterable[AblationRun]) -> list[ArmSummary]:
-    """Per arm (in `Arm` order, arms with no run left out): geomean speedup over eager and its seed spread."""
+    """Per arm (in `Arm` order, arms with no run left out): geomean speedup over eager and its seed spread.
+
+    A seed enters the arm's figure only when it is complete on every task of the ablation (a
+    seed still missing a task would be a geomean over fewer tasks); per-task figures use every run.
+    """
     runs = [r for r in runs if r.status is RowStatus.COMPLETE and r.speedup_vs_eager is not None]
+    all_tasks = {r.task for r in runs}
     out = []
     for arm in Arm:
         mine = [r for r in runs if r.arm is arm]
         if not mine:
             continue
-        per_seed = [geomean(r.speedup_vs_eager for r in mine if r.seed == s) for s in sorted({r.seed for r in mine})]
-        tasks = sorted({r.task for r in mine})
+        by_seed = {s: [r for r in mine if r.seed == s] for s in sorted({r.seed for r in mine})}
+        per_seed = [geomean(r.speedup_vs_eager for r in seed_runs) for seed_runs in by_seed.values()
+                    if {r.task for r in seed_runs} == all_tasks]
+        used = [r.candidates for r in mine if r.candidates is not None]
         out.append(ArmSummary(
-            arm=arm, agents=mine[0].agents, memory=mine[0].memory, runs=len(mine), geomean_speedup=geomean(per_seed),
-            seed_min=min(per_seed), seed_max=max(per_seed), seed_stdev=statistics.pstdev(per_seed),
-            per_task={t: geomean(r.speedup_vs_eager for r in mine if r.task == t) for t in tasks}))
+            arm=arm, agents=mine[0].agents, memory=mine[0].memory, runs=len(mine), seeds=len(per_seed),
+            candidates_mean=sum(used) / len(used) if used else None, geomean_speedup=geomean(per_seed),
+            seed_min=min(per_seed, default=None), seed_max=max(per_seed, default=None),
+            seed_stdev=statistics.pstdev(per_seed) if per_seed else None,
+            per_task={t: geomean(r.speedup_vs_eager for r in mine if r.task == t) for t in sorted({r.task for r in mine})}))
     return out
 
 
