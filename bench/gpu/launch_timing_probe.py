@@ -31,6 +31,9 @@ from pathlib import Path
 import torch
 
 SAMPLES = 300
+CHILD_TIMEOUT_S = 120
+"""The TEARDOWN_CUPTI=1 rerun: on 2026-11-30 (torch 2.11 cu130) it wrote its results, then hung at
+interpreter exit until the device call's 600 s limit. Both processes now leave by os._exit."""
 LOOP_WINDOWS, LOOP_CALLS = 30, 50
 DEFAULT_TASKS = ("bench/suites/h200/mlp_relu_small.py", "bench/suites/h200/layernorm_gelu_small.py")
 
@@ -117,8 +120,11 @@ def main(out: str, tasks: list[str]) -> None:
     result["second_profiler_session_s"] = time.perf_counter() - t0  # with TEARDOWN_CUPTI=1: CUPTI's restart
     if os.environ.get("TEARDOWN_CUPTI") != "1":
         again = Path(out).with_suffix(".teardown.json")
-        subprocess.run([sys.executable, __file__, str(again), *tasks], env={**os.environ, "TEARDOWN_CUPTI": "1"},
-                       check=False)
+        try:
+            subprocess.run([sys.executable, __file__, str(again), *tasks], env={**os.environ, "TEARDOWN_CUPTI": "1"},
+                           check=False, timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            result["teardown_cupti_child"] = f"killed after {CHILD_TIMEOUT_S} s"
         if again.is_file():
             result["teardown_cupti"] = json.loads(again.read_text())
             again.unlink()
@@ -134,3 +140,5 @@ def main(out: str, tasks: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2:] or list(DEFAULT_TASKS))
+    sys.stdout.flush()
+    os._exit(0)  # no interpreter teardown: with TEARDOWN_CUPTI=1 it hung (see CHILD_TIMEOUT_S)

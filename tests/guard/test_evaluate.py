@@ -56,6 +56,15 @@ def test_honest_cuda_inline_candidate_is_never_rejected():
     assert ev.verdict is not Verdict.REJECT, ev.reason
 
 
+@pytest.mark.gpu
+def test_launch_bound_calls_are_timed_in_batches_on_cuda():
+    task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    ev = evaluate(task, load_candidate(FIXTURES / "candidates" / "honest_torch.py", task), device="cuda",
+                  settings=FAST)
+    assert ev.timing is TimingMethod.CUDA_EVENTS_BATCH, ev.reason
+    assert all(w.calls_per_sample == FAST.batch_calls for w in ev.workloads)
+
+
 @pytest.mark.slow
 def test_incumbent_is_the_baseline_when_given():
     task = load_task(FIXTURES / "tasks" / "relu_tiny.py")

@@ -46,6 +46,14 @@ def test_worker_env_keeps_only_the_allow_list(tmp_path, monkeypatch, parent_secr
     assert set(env) <= set(ENV_ALLOWLIST) | private | {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "TRITON_INTERPRET"}
 
 
+def test_cuda_workers_tear_cupti_down_unless_the_user_chose(tmp_path, monkeypatch):
+    monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
+    assert worker_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "1"
+    assert "TEARDOWN_CUPTI" not in worker_env(tmp_path, "cpu")
+    monkeypatch.setenv("TEARDOWN_CUPTI", "0")
+    assert worker_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "0"
+
+
 def test_triton_interprets_only_on_the_cpu(tmp_path):
     assert worker_env(tmp_path, "cpu")["TRITON_INTERPRET"] == "1"
     assert "TRITON_INTERPRET" not in worker_env(tmp_path, "cuda:0")

@@ -158,7 +158,7 @@ def _to_evaluation(task: Task, outcome: WorkerOutcome, settings: GuardSettings, 
     workloads = [
         WorkloadResult(uuid=w["uuid"], status=Status.PASSED, latency_ms=w["latency_ms"], incumbent_ms=w["incumbent_ms"],
                        spread=w["spread"], incumbent_spread=w["incumbent_spread"], iterations=w.get("iterations"),
-                       sol_ms=sol.get(w["uuid"]),
+                       calls_per_sample=w.get("calls_per_sample", 1), sol_ms=sol.get(w["uuid"]),
                        max_abs_error=w["max_abs_error"], max_rel_error=w["max_rel_error"])
         for w in result["workloads"]
     ]

@@ -33,8 +33,7 @@ ENV_ALLOWLIST = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
     "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
     "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
-    # Kineto finalizes CUPTI after each profiler session when 1: whether that removes the host cost a
-    # session leaves on every later launch (docs/guard.md) is for the card to say; users may set it.
+    # Kineto finalizes CUPTI after each profiler session when 1 (the workers' default, see worker_env).
     "TEARDOWN_CUPTI",
 )
 KILL_GRACE_S = 3.0
@@ -81,6 +80,13 @@ def worker_env(workdir: Path, device: str) -> dict[str, str]:
                PYTHONUNBUFFERED="1")
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
+    else:
+        # After a profiler session (the stream probe) CUPTI stays attached and every later launch of
+        # the process pays for it: 7-8 µs more host time per call of the H200 suite's launch-bound
+        # tasks. Finalizing CUPTI after each session removed that (56.1 -> 57.8 µs, within noise),
+        # and a session after the first took 0.02 s (docs/benchmarks.md, 2026-11-30). It also made
+        # the probe script hang at interpreter exit, which a worker never reaches: it leaves by os._exit.
+        env.setdefault("TEARDOWN_CUPTI", "1")
     return env
 
 

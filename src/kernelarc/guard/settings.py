@@ -27,6 +27,14 @@ class GuardSettings(BaseModel):
     so the median does not rest on a few milliseconds of a shared machine."""
     max_iterations: int = Field(default=1000, ge=3)
     """Cap on timed calls of each side per workload on CUDA."""
+    batch_below_ms: float = Field(default=0.1, ge=0)
+    """On CUDA, when one synchronized call of each side takes less than this, samples are batches of
+    `batch_calls` calls back to back (`cuda_events_batch`). Such calls are launch-bound (the H200
+    suite's small shapes: 30-56 µs of host time for 1-3 µs of GPU work), and a lone call timed from
+    an idle card spread by 20-45% between p20 and p80, against 2-5% for back-to-back calls
+    (docs/benchmarks.md, launch timing probe). 0 turns batching off."""
+    batch_calls: int = Field(default=16, ge=2)
+    """Calls per sample when batching."""
     cpu_iterations: int = Field(default=7, ge=3)
     """Timed calls per side on the CPU, where calls are slow and timings only rank."""
     margin: float = Field(default=0.02, ge=0)

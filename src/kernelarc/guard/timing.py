@@ -2,7 +2,8 @@
 
 Incumbent and candidate are timed interleaved in one process (ABBA order) so clock and thermal
 drift cancel. On CUDA every timed call is preceded by an L2 flush and gets its own input copy (a
-fresh address: no pointer-keyed caching). The start event is recorded on an idle card, after the
+fresh address: no pointer-keyed caching); launch-bound calls are the exception, timed in batches
+back to back after one flush (`calls_per_sample`), each call still on its own input copy. The start event is recorded on an idle card, after the
 flush has finished: otherwise the call's host code races the flush, and a launch-bound call's
 sample is whatever part of its host overhead the flush did not hide (on the H200 such samples
 spread by 30-140% between p20 and p80). CUDA events on the launching stream are the default;
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import TimingMethod
 
 ITER_MARK = "kernelarc_iter_"
@@ -144,29 +146,36 @@ def probe_streams(call: Callable[[], object], flush: Callable[[], None]) -> Stre
 
 
 class SideTimer:
-    """Times one side's calls with the method chosen for it."""
+    """Times one side's calls with the method chosen for it.
 
-    def __init__(self, method: TimingMethod, flush: Callable[[], None] | None):
+    A sample is one call, or with `CUDA_EVENTS_BATCH` `batch` calls back to back (each bound to its
+    own input copy) after one L2 flush, recorded as the span over `batch`.
+    """
+
+    def __init__(self, method: TimingMethod, flush: Callable[[], None] | None, batch: int = 1):
         self.method = method
+        self.batch = batch if method is TimingMethod.CUDA_EVENTS_BATCH else 1
         self._flush = flush
         self.times: list[float] = []
 
-    def time(self, call: Callable[[], object]) -> None:
+    def time(self, calls: list[Callable[[], object]]) -> None:
         if self.method is TimingMethod.CPU_WALL:
             t0 = time.perf_counter()
-            call()
-            self.times.append((time.perf_counter() - t0) * 1000.0)
-        elif self.method is TimingMethod.CUDA_EVENTS:
+            for call in calls:
+                call()
+            self.times.append((time.perf_counter() - t0) * 1000.0 / len(calls))
+        elif self.method in (TimingMethod.CUDA_EVENTS, TimingMethod.CUDA_EVENTS_BATCH):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             self._flush()
             torch.cuda.synchronize()
             start.record()
-            call()
+            for call in calls:
+                call()
             end.record()
             end.synchronize()
-            self.times.append(start.elapsed_time(end))
+            self.times.append(start.elapsed_time(end) / len(calls))
         else:
-            self.times.append(_cupti_span(call, self._flush))
+            self.times.append(sum(_cupti_span(call, self._flush) for call in calls) / len(calls))
 
     def samples(self) -> Samples:
         return Samples(tuple(self.times), self.method)
@@ -177,28 +186,36 @@ def _cupti_span(call: Callable[[], object], flush: Callable[[], None]) -> float:
     return _profile_one(call, flush)[0]
 
 
+def calls_per_sample(methods: set[TimingMethod], synced_s: dict[str, float], settings: GuardSettings) -> int:
+    """`settings.batch_calls` when both sides are timed by CUDA events on one stream and each side's
+    synchronized call (`synced_s`, seconds) is launch-bound by `settings.batch_below_ms`; else 1.
+
+    Side-stream work (CUPTI) is timed one call per profiler session: it cannot be batched.
+    """
+    limit_s = settings.batch_below_ms / 1000.0
+    if methods == {TimingMethod.CUDA_EVENTS} and synced_s and max(synced_s.values()) < limit_s:
+        return settings.batch_calls
+    return 1
+
+
 def interleaved(
     sides: dict[str, tuple[SideTimer, Callable[[int], Callable[[], object]]]],
-    iterations: int,
-    before_each: Callable[[str, int], None] | None = None,
+    samples: int,
 ) -> dict[str, Samples]:
-    """Time every side `iterations` times in ABBA order.
+    """Take `samples` samples of every side in ABBA order.
 
     Args:
-        sides: name -> (timer, make_call), where make_call(i) returns the zero-argument call for
-            iteration i (bound to that iteration's own input copy).
-        iterations: timed calls per side.
-        before_each: optional hook (side, iteration) run untimed before each call.
+        sides: name -> (timer, make_call), where make_call(i) returns the zero-argument call number
+            i (bound to its own input copy); sample k of a side takes calls k*batch to (k+1)*batch - 1.
+        samples: samples per side.
     """
     names = list(sides)
-    for i in range(iterations):
-        order = names if i % 2 == 0 else list(reversed(names))
+    for k in range(samples):
+        order = names if k % 2 == 0 else list(reversed(names))
         for name in order:
             timer, make_call = sides[name]
-            if before_each is not None:
-                before_each(name, i)
-            timer.time(make_call(i))
+            timer.time([make_call(k * timer.batch + j) for j in range(timer.batch)])
     return {name: timer.samples() for name, (timer, _) in sides.items()}
 
 
-__all__ = ["Samples", "L2Flusher", "StreamProbe", "probe_streams", "SideTimer", "interleaved"]
+__all__ = ["Samples", "L2Flusher", "StreamProbe", "probe_streams", "SideTimer", "calls_per_sample", "interleaved"]

@@ -54,6 +54,10 @@ class TimingMethod(str, Enum):
 
     CUDA_EVENTS = "cuda_events"
     """CUDA events on the launching stream; used when every kernel ran on that stream."""
+    CUDA_EVENTS_BATCH = "cuda_events_batch"
+    """CUDA events around a batch of calls back to back (one L2 flush before the batch, each call on
+    its own input copy), per call = span / calls: nvbench's "batch" time. Used when both sides' calls
+    take under `GuardSettings.batch_below_ms`, where a lone call's latency is mostly host overhead."""
     CUPTI = "cupti"
     """Kernel spans over all streams from the CUDA profiler (CUPTI), first kernel start to last end."""
     CPU_WALL = "cpu_wall"
@@ -80,7 +84,9 @@ class WorkloadResult(Frozen):
     incumbent_spread: float | None = None
     """Relative spread of the incumbent's timings."""
     iterations: int | None = None
-    """Timed calls of each side (more for short calls on CUDA, guard/settings.py)."""
+    """Timed samples of each side (more for short calls on CUDA, guard/settings.py)."""
+    calls_per_sample: int = 1
+    """Calls back to back in one sample (`cuda_events_batch`), else 1."""
     sol_ms: float | None = None
     """Speed-of-light time of this workload on this device, when known."""
     max_abs_error: float | None = None

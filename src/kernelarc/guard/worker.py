@@ -234,7 +234,7 @@ class Job:
     def _time_workload(self, res: dict, incumbent, callee, flush) -> str:
         """Time incumbent and candidate interleaved on one workload; returns the timing method used."""
         from kernelarc.guard.correctness import check_outputs
-        from kernelarc.guard.timing import SideTimer, interleaved, probe_streams
+        from kernelarc.guard.timing import SideTimer, calls_per_sample, interleaved, probe_streams
         from kernelarc.guard.types import TimingMethod
 
         torch = self.torch
@@ -245,46 +245,44 @@ class Job:
             copies = self._input_copies(base, self.settings.max_iterations if self.on_cuda else self.settings.cpu_iterations)
             audit_inputs = self.runtime.make_inputs(w, self.audit_seeds[w.uuid])
             audit_out: list = []
-            timers, call_s, methods = {}, {}, set()
+            timers, call_s, synced_s, side_method = {}, {}, {}, {}
             for name, side in (("incumbent", incumbent), ("candidate", callee)):
-                method = TimingMethod.CPU_WALL
+                side_method[name] = TimingMethod.CPU_WALL
                 if self.on_cuda:
                     probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
                     if name == "candidate" and probe.n_kernels == 0:
                         raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
-                    method = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
-                timers[name] = SideTimer(method, flush)
-                methods.add(method)
+                    side_method[name] = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS
                 warm = side.bind(copies[0], specs)
                 n_warm = self.settings.warmup if self.on_cuda else 1
                 t0 = time.perf_counter()
                 for _ in range(n_warm):
                     self.guarded("RUNTIME_ERROR", warm)
                 call_s[name] = (time.perf_counter() - t0) / n_warm
+                if self.on_cuda:
+                    synced_s[name] = self._synchronized_call_s(warm)
+            batch = calls_per_sample(set(side_method.values()), synced_s, self.settings)
+            for name, method in side_method.items():
+                timers[name] = SideTimer(TimingMethod.CUDA_EVENTS_BATCH if batch > 1 else method, flush, batch)
+            methods = {t.method for t in timers.values()}
             # A CUPTI-timed call costs a profiler session of its own: those keep the base count.
-            slowest_call_s = 0.0 if TimingMethod.CUPTI in methods else max(call_s.values())
+            slowest_call_s = 0.0 if TimingMethod.CUPTI in methods else max(call_s.values()) * batch
             iterations = self.settings.timed_iterations(self.on_cuda, call_s=slowest_call_s)
-            audit_at = self.rng.randrange(iterations)
+            audit_at = self.rng.randrange(iterations * batch)
 
             def make(side, name):
-                def for_iteration(i: int):
+                def for_call(i: int):
                     if name == "candidate" and i == audit_at:
                         call = side.bind(audit_inputs, specs)
-                        return lambda: audit_out.extend(call())
+                        # Copied at once: a candidate may return buffers that its next call reuses.
+                        return lambda: audit_out.extend(t.clone() if isinstance(t, torch.Tensor) else t
+                                                        for t in call())
                     return side.bind(copies[i % len(copies)], specs)
-                return for_iteration
+                return for_call
 
-            def keep_audit(_name: str, _i: int) -> None:
-                """Copy the audit outputs before the next call: a candidate may return buffers it reuses."""
-                if audit_out and not audit_kept:
-                    audit_out[:] = [t.clone() if isinstance(t, torch.Tensor) else t for t in audit_out]
-                    audit_kept.append(True)
-
-            audit_kept: list = []
             samples = self.guarded("RUNTIME_ERROR", interleaved,
                                    {"incumbent": (timers["incumbent"], make(incumbent, "incumbent")),
-                                    "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations,
-                                   keep_audit)
+                                    "candidate": (timers["candidate"], make(callee, "candidate"))}, iterations)
             expected = self.expected[(w.uuid, len(self.seeds[w.uuid]))]
             audit = check_outputs(audit_out, expected, self.tolerances(w, expected))
             if not audit.ok:
@@ -293,11 +291,23 @@ class Job:
                                        **_errors(audit))
             cand, inc = samples["candidate"], samples["incumbent"]
             res.update(latency_ms=cand.median, spread=cand.spread, incumbent_ms=inc.median,
-                       incumbent_spread=inc.spread, method=cand.method.value, iterations=iterations)
+                       incumbent_spread=inc.spread, method=cand.method.value, iterations=iterations,
+                       calls_per_sample=batch)
             del copies
             if self.on_cuda:
                 torch.cuda.empty_cache()
             return TimingMethod.CUPTI.value if TimingMethod.CUPTI in methods else next(iter(methods)).value
+
+    def _synchronized_call_s(self, call) -> float:
+        """The fastest of three calls timed from an idle card to their end: host overhead and GPU work."""
+        best = float("inf")
+        for _ in range(3):
+            self.sync()
+            t0 = time.perf_counter()
+            self.guarded("RUNTIME_ERROR", call)
+            self.sync()
+            best = min(best, time.perf_counter() - t0)
+        return best
 
     def _input_copies(self, base: list, iterations: int) -> list[list]:
         """Distinct copies of the inputs (fresh addresses), as many as the pool budget allows."""
