@@ -59,3 +59,16 @@ def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
     assert summary["stop_reason"] == "all_agents_retired"
     assert summary["candidates"] == 6  # the refused draft did not count
     assert [a["retired"] for a in summary["agents"]] == [True, True]
+
+
+def test_a_restart_never_takes_an_agents_best_off_the_board(tmp_path):
+    """A lone agent restarts from the eager baseline (no other agent holds a kernel): its KEEP stays the
+    campaign's winner. On the H200 it did not, and eager won a campaign whose agent had a 1.07x."""
+    (a0,) = scripted_agents([proposal(n) for n in ("fast", "loop_rows", "loop_twice", "slow_stack")])
+    start(SLOW_SUM, options(agents=1, strategies=("reduction",), plateau=1, backend=scripted_backend([a0])), tmp_path)
+    store = open_store(tmp_path)
+    fast = next(c.id for c in store.candidates() if c.source == source("fast"))
+    restart = store.events("plateau_restart")
+    assert restart and restart[0].payload["incumbent_id"] != fast  # the restart moved the incumbent away
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["best"]["candidate_id"] == fast and summary["best"]["agent"] == A0

@@ -39,7 +39,7 @@ from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
 from kernelarc.guard.candidate import stored_candidate
 from kernelarc.memory import LongTermMemory, Store
-from kernelarc.memory.records import AgentState, CandidateRecord
+from kernelarc.memory.records import AgentState, CandidateRecord, EvaluationRecord
 from kernelarc.strategies.model import Strategy
 from kernelarc.task.model import Task
 
@@ -323,13 +323,23 @@ class Campaign:
         return max(0, self.options.budget - self.agent_candidates_used())
 
     def leaderboard(self) -> list[LeaderboardEntry]:
-        """Each agent's incumbent and each correct baseline, by speedup over the reference, fastest first."""
+        """Each agent's best kernel and each correct baseline, by speedup over the reference, fastest first.
+
+        An agent's best is the faster of its incumbent and every candidate it got KEPT: a restart moves
+        the incumbent to another kernel, and on the H200 (2026-11-30) a lone agent restarted from the
+        eager baseline dropped its 1.07x cuBLASLt epilogue from the board, so eager won the campaign.
+        """
+        evaluations = {e.candidate_id: e for e in self.store.evaluations()}
+        chained: dict[int, float] = {}
         entries = []
         for record in self.store.agents():
-            if record.state.incumbent_id is None:
-                continue
-            entries.append(self._entry(record.id, record.strategy, record.state.incumbent_id,
-                                       record.state.incumbent_speedup))
+            held = {} if record.state.incumbent_id is None else {record.state.incumbent_id: record.state.incumbent_speedup}
+            for e in evaluations.values():
+                if e.evaluation.verdict is Verdict.KEEP and e.agent_id == record.id:
+                    held.setdefault(e.candidate_id, _chained_speedup(e.candidate_id, evaluations, chained))
+            if held:
+                best = max(held, key=lambda cid: (held[cid], -cid))
+                entries.append(self._entry(record.id, record.strategy, best, held[best]))
         for name, cid in self.baselines.items():
             ev = self.store.evaluation(cid)
             if ev is not None and ev.evaluation.speedup is not None:
@@ -388,6 +398,17 @@ class Campaign:
                          "speedup": record.state.incumbent_speedup, "plateaus": record.state.drafts,
                          "must_draft": record.state.must_draft, "retired": record.state.retired})
         return Progress(round=self.round, budget_left=self.budget_left(), leader=self.leader(), agents=rows)
+
+
+def _chained_speedup(cid: int, evaluations: dict[int, EvaluationRecord], memo: dict[int, float]) -> float:
+    """A kernel's speedup over the reference: its ratio times its incumbent's, down to the reference."""
+    if cid not in memo:
+        e = evaluations.get(cid)
+        if e is None:  # not judged (yet): counts as the reference
+            return 1.0
+        below = 1.0 if e.against_incumbent_id is None else _chained_speedup(e.against_incumbent_id, evaluations, memo)
+        memo[cid] = (e.evaluation.speedup or 1.0) * below
+    return memo[cid]
 
 
 __all__ = ["AgentSlot", "Campaign", "Progress", "Submission", "BASELINE_STRATEGY"]
