@@ -4,14 +4,19 @@ compiler (no CUDA compiler), run on the CPU against the reference, and one candi
 from __future__ import annotations
 
 import operator
+import os
 import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
 
 import pytest
 import torch
+from torch.utils.cpp_extension import CUDA_HOME, include_paths
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
-from kernelarc.agents.builtin.moves.cpp_forward import cpp_function
+from kernelarc.agents.builtin.moves.cpp_forward import cpp_function, graph_sources
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.task.execute import load_module
 
@@ -80,8 +85,12 @@ def test_where_it_does_not_apply_it_says_why(tmp_path, graphs):
     assert family.applies(big).startswith("not launch-bound")
     tuple_op = analyze(task_file(tmp_path, "max_dim", _task("return torch.max(x, dim=1).values")))
     assert family.applies(tuple_op).startswith("no C++ form")
-    assert family.space(graphs["linear_relu"]) == [{"ops": "addmm_activation"}, {"ops": "as_captured"}]
-    assert family.space(graphs["layernorm_gelu"]) == [{"ops": "as_captured"}]
+    assert family.space(graphs["linear_relu"]) == [{"ops": "addmm_activation", "graph": True},
+                                                   {"ops": "as_captured", "graph": True},
+                                                   {"ops": "addmm_activation", "graph": False},
+                                                   {"ops": "as_captured", "graph": False}]
+    assert family.space(graphs["layernorm_gelu"]) == [{"ops": "as_captured", "graph": True},
+                                                      {"ops": "as_captured", "graph": False}]
 
 
 @needs_compiler
@@ -115,14 +124,45 @@ def test_the_cpp_of_several_graphs_builds_in_one_extension_and_matches_eager(gra
 
 @needs_compiler
 @pytest.mark.slow
-def test_the_fused_point_passes_the_guard_on_the_cpu(graphs):
+def test_the_fused_graph_point_passes_the_guard_on_the_cpu(graphs):
+    """Off the GPU the graph point builds and calls the plain C++ forward."""
     analysis = graphs["linear_relu"]
     family = get_family("cpp_forward")
-    move = family.render(analysis, {"ops": "addmm_activation"})
-    assert "load_inline(" in move.source and len(move.claim) <= 160
+    move = family.render(analysis, {"ops": "addmm_activation", "graph": True})
+    assert "load_inline(" in move.source and "graphed_forward" in move.source and len(move.claim) <= 160
     evaluation = evaluate(analysis.task, candidate_from_source(move.source, analysis.task), device="cpu",
                           settings=FAST_GUARD)
     assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+CUDA_INCLUDE = next((Path(d) / "include" for d in (CUDA_HOME, os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                                                   "/usr/local/cuda") if d and (Path(d) / "include" / "cuda_runtime_api.h").is_file()),
+                    Path("/nonexistent"))
+"""CUDA headers, where a CUDA toolkit is installed (torch's CPU build does not look for one)."""
+
+
+@needs_compiler
+@pytest.mark.slow
+@pytest.mark.skipif(not (CUDA_INCLUDE / "cuda_runtime_api.h").is_file(), reason="needs the CUDA headers")
+def test_the_graph_replay_compiles_against_torchs_cuda_headers(graphs, tmp_path):
+    """The CUDA-graph C++ (single and tuple outputs) through the compiler's front end: it cannot be linked
+    or run without a CUDA build of torch, which only the GPU machine has (docs/benchmarks.md)."""
+    cases = []
+    for i, name in enumerate(("linear_relu", "two_outputs")):
+        forward, _ = cpp_function(graphs[name])
+        head, tail = graph_sources(graphs[name])
+        cases.append(f"namespace case_{i} {{\n{head}\n{forward}\n{tail}\n}}\n")
+    includes = [line for line in cases[0].splitlines() if line.startswith("#include")]
+    source = tmp_path / "graphs.cpp"
+    source.write_text("\n".join(["#include <torch/extension.h>", *includes, *cases]))
+    # A CPU build of torch ships c10's CUDA headers but not this generated one (CUDA builds make it).
+    stub = tmp_path / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
+    stub.parent.mkdir(parents=True)
+    stub.write_text("#pragma once\n")
+    dirs = [*include_paths(), str(CUDA_INCLUDE), sysconfig.get_paths()["include"], str(tmp_path / "stub")]
+    done = subprocess.run(["c++", "-fsyntax-only", "-std=c++17", *(f"-I{d}" for d in dirs), str(source)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
 
 
 def test_schema_defaults_are_cut_at_top_level_commas_only():

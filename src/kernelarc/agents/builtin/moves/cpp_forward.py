@@ -7,8 +7,13 @@ same kernels), builds it with `torch.utils.cpp_extension.load_inline` when the c
 imported (a C++ compiler and ninja, no CUDA compiler; 35 s on a 2-core CPU), and calls it once per
 forward, without autograd (like the Triton candidates, it computes the forward only). Point
 `addmm_activation` also folds a GEMM's bias and ReLU or GELU into the cuBLASLt epilogue, as
-library_gemm does from Python. KernelBench tasks only: SOL-ExecBench refuses C++
-builds inside Python solutions. Budget: about 150 lines.
+library_gemm does from Python. Point `graph` replays the forward from a CUDA graph captured in C++
+(one graph per input signature): a call is then one Python call, one copy per input, one graph
+launch and one copy per output, where the eager forward pays the dispatcher and a launch per op.
+On the H200 the plain C++ forward measured 1.25-1.39x eager on the suite's launch-bound tasks
+(docs/benchmarks.md), still paying both per op. Off the GPU that point builds the plain function
+(the graph needs the CUDA headers). KernelBench tasks only: SOL-ExecBench refuses C++ builds inside
+Python solutions. Budget: about 200 lines.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from kernelarc.task.model import TaskFormat
 
 FUNCTION = "forward"
 """The C++ function's name in the built extension."""
+GRAPHED = "graphed_forward"
+"""The CUDA-graph replay of `FUNCTION` (point `graph`)."""
 _IMPORTS = "from torch.utils.cpp_extension import load_inline\n"
 
 
@@ -77,6 +84,89 @@ def cpp_function(analysis: TaskAnalysis, ops: str = "as_captured") -> tuple[str,
     return source, list(analysis.input_names + analysis.param_names)
 
 
+_GRAPH_HEAD = """#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace {
+
+// One forward captured in a CUDA graph: the static inputs it reads and the outputs it writes.
+struct Captured {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    std::vector<at::Tensor> inputs;
+    RESULT outputs;
+};
+
+// Never freed: graphs destroyed at exit could outlive the CUDA context.
+std::map<std::string, Captured>& captured() {
+    static auto* graphs = new std::map<std::string, Captured>();
+    return *graphs;
+}
+std::mutex captured_lock;
+
+at::Tensor fresh(const at::Tensor& t) { return t.clone(); }
+std::vector<at::Tensor> fresh(const std::vector<at::Tensor>& ts) {
+    std::vector<at::Tensor> out;
+    for (const auto& t : ts) out.push_back(t.clone());
+    return out;
+}
+
+}  // namespace
+"""
+"""Shared by every graphed forward; RESULT is the forward's return type."""
+
+_GRAPHED_BODY = """
+RESULT graphed_forward(PARAMS) {
+    if (!FIRST.is_cuda()) return forward(ARGS);
+    const std::vector<at::Tensor> given = {INPUTS};
+    // The graph reads the inputs' static copies and the parameters where they are now.
+    std::ostringstream key;
+    for (const auto& t : given) key << t.sizes() << t.strides() << t.scalar_type() << t.device() << ';';
+    for (const auto& t : std::vector<at::Tensor>{PARAM_LIST}) key << t.data_ptr() << ';';
+    std::lock_guard<std::mutex> hold(captured_lock);
+    auto found = captured().find(key.str());
+    if (found == captured().end()) {
+        Captured c;
+        for (const auto& t : given) c.inputs.push_back(t.clone());
+        c10::cuda::getCurrentCUDAStream().synchronize();  // the copies exist before the side stream reads them
+        auto side = c10::cuda::getStreamFromPool();
+        {
+            c10::cuda::CUDAStreamGuard on_side(side);  // capture cannot run on the default stream
+            for (int i = 0; i < 3; ++i) forward(STATIC_ARGS);  // warm-up: library handles and workspaces
+            c.graph = std::make_unique<at::cuda::CUDAGraph>();
+            c.graph->capture_begin();
+            c.outputs = forward(STATIC_ARGS);
+            c.graph->capture_end();
+        }
+        side.synchronize();
+        found = captured().emplace(key.str(), std::move(c)).first;
+    }
+    Captured& c = found->second;
+    for (size_t i = 0; i < given.size(); ++i) c.inputs[i].copy_(given[i], /*non_blocking=*/true);
+    c.graph->replay();
+    return fresh(c.outputs);  // the next replay overwrites the static outputs
+}
+"""
+
+
+def graph_sources(analysis: TaskAnalysis) -> tuple[str, str]:
+    """The C++ around `cpp_function`'s forward that replays it from a CUDA graph per input signature:
+    (what goes before the forward, what goes after it). Needs the CUDA headers to build."""
+    taken: set[str] = set()
+    names = [_cpp_name(n, taken) for n in analysis.input_names + analysis.param_names]
+    inputs, params = names[:len(analysis.input_names)], names[len(analysis.input_names):]
+    result = "std::vector<at::Tensor>" if analysis.returns_tuple else "at::Tensor"
+    static = [f"c.inputs[{i}]" for i in range(len(inputs))] + params
+    tail = (_GRAPHED_BODY.replace("PARAMS", ", ".join(f"const at::Tensor& {n}" for n in names))
+            .replace("FIRST", inputs[0]).replace("STATIC_ARGS", ", ".join(static)).replace("ARGS", ", ".join(names))
+            .replace("INPUTS", ", ".join(inputs)).replace("PARAM_LIST", ", ".join(params)).replace("RESULT", result))
+    return _GRAPH_HEAD.replace("RESULT", result), tail
+
+
 def _fusable(analysis: TaskAnalysis) -> bool:
     """A GEMM with bias whose first epilogue step cuBLASLt can apply, on a 2-D input."""
     gemm = analysis.facts.get("gemm")
@@ -124,19 +214,35 @@ class CppForward:
         return None
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        return ([{"ops": "addmm_activation"}] if _fusable(analysis) else []) + [{"ops": "as_captured"}]
+        """Graph replays first (fewest launches), each over the fused then the captured ops."""
+        ops = (["addmm_activation"] if _fusable(analysis) else []) + ["as_captured"]
+        graphs = (True, False) if analysis.input_names else (False,)
+        return [{"ops": o, "graph": g} for g in graphs for o in ops]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         source, args = cpp_function(analysis, params["ops"])
+        graph = bool(params.get("graph"))
         module = "kernelarc_cpp_forward_" + hashlib.sha256(source.encode()).hexdigest()[:12]
         what = ("the forward as one C++ function of ATen calls, GEMM bias and activation in the cuBLASLt epilogue"
                 if params["ops"] == "addmm_activation" else "the forward as one C++ function of ATen calls")
+        if graph:
+            what += ", replayed from a CUDA graph"
         doc = (f"{what} {point_text(self.name, params)}: one Python call per forward instead of one per op.\n\n"
                f"Generated by kernelarc's built-in scheduling agent for {analysis.task.name}. The extension is built "
-               f"when this module is imported (a C++ compiler and ninja; no CUDA compiler).")
-        helpers = (f'_CPP_SOURCE = r"""\n{source}"""\n\n'
-                   f'_forward = load_inline(name="{module}", cpp_sources=_CPP_SOURCE, functions=["{FUNCTION}"], '
-                   f'extra_cflags=["-O2"]).{FUNCTION}\n')
+               f"when this module is imported (a C++ compiler and ninja; no CUDA compiler"
+               + ("; the CUDA headers on the GPU, where the graph replay is built" if graph else "") + ").")
+        helpers = f'_CPP_SOURCE = r"""\n{source}"""\n\n'
+        if graph:
+            head, tail = graph_sources(analysis)
+            helpers += (f'_GRAPH_HEAD = r"""\n{head}"""\n\n_GRAPH_REPLAY = r"""\n{tail}"""\n\n'
+                        "_ON_GPU = torch.cuda.is_available()\n"
+                        f'_forward = getattr(load_inline(name="{module}" + ("_graph" if _ON_GPU else ""), '
+                        "cpp_sources=[_GRAPH_HEAD, _CPP_SOURCE, _GRAPH_REPLAY] if _ON_GPU else _CPP_SOURCE, "
+                        f'functions=["{GRAPHED}"] if _ON_GPU else ["{FUNCTION}"], extra_cflags=["-O2"], '
+                        f'with_cuda=_ON_GPU), "{GRAPHED}" if _ON_GPU else "{FUNCTION}")\n')
+        else:
+            helpers += (f'_forward = load_inline(name="{module}", cpp_sources=_CPP_SOURCE, functions=["{FUNCTION}"], '
+                        f'extra_cflags=["-O2"]).{FUNCTION}\n')
         call = f"_forward({', '.join(args)})"
         body = f"return tuple({call})" if analysis.returns_tuple else f"return {call}"
         text = pytorch_module(analysis, doc=doc, body=body, helpers=helpers, imports=_IMPORTS)
@@ -145,4 +251,4 @@ class CppForward:
 
 register_family(CppForward())
 
-__all__ = ["CppForward", "cpp_function"]
+__all__ = ["CppForward", "cpp_function", "graph_sources"]
