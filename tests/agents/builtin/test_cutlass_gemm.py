@@ -1,0 +1,86 @@
+"""The `cutlass_gemm` family: where it applies, the candidate's CPU path through the guard, and the
+CUDA source through nvcc for sm_90a where nvcc and the CUTLASS headers exist (it cannot run here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.moves import get_family
+from kernelarc.agents.builtin.moves.cutlass_gemm import POINTS, cuda_source
+from kernelarc.guard import Verdict, candidate_from_source, evaluate
+
+from tests.agents.builtin.builtin_tasks import FAST_GUARD, example_analysis, task_file
+
+HAS_CUTLASS = importlib.util.find_spec("cutlass_library") is not None
+
+
+def _gemm_task(body: str, dtype: str = "torch.bfloat16", init: str = "", b_shape: str = "64, 32") -> str:
+    return (f"import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+            f"    def __init__(self):\n        super().__init__()\n{init}\n"
+            f"    def forward(self, a, b):\n        {body}\n\n\n"
+            f"def get_inputs():\n    return [torch.randn(16, 64, dtype={dtype}), torch.randn({b_shape}, dtype={dtype})]\n\n\n"
+            f"def get_init_inputs():\n    return []\n")
+
+
+@pytest.fixture(scope="module")
+def analyses(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cutlass")
+    sources = {
+        "bf16": _gemm_task("return torch.matmul(a, b)"),
+        "fp32": _gemm_task("return torch.matmul(a, b)", dtype="torch.float32"),
+        "with_relu": _gemm_task("return torch.relu(torch.matmul(a, b))"),
+        "linear_bf16": _gemm_task("return torch.nn.functional.linear(a, b)", b_shape="32, 64"),
+    }
+    return {name: analyze(task_file(d, name, src)) for name, src in sources.items()}
+
+
+def test_it_applies_to_a_plain_16_bit_gemm_and_says_why_not_elsewhere(analyses):
+    family = get_family("cutlass_gemm")
+    missing = "the CUTLASS headers are missing (pip install nvidia-cutlass)"
+    assert family.applies(analyses["bf16"]) == (None if HAS_CUTLASS else missing)
+    assert family.facts(analyses["fp32"])[1].startswith("float32 GEMM: this template is for 16-bit")
+    assert family.facts(analyses["with_relu"])[1].startswith("the GEMM has an epilogue")
+    assert family.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
+    assert family.space(analyses["bf16"])[0] == {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative"}
+
+
+def test_b_layout_decides_cutlass_layout_and_columns(analyses):
+    family = get_family("cutlass_gemm")
+    matmul, linear = family.facts(analyses["bf16"])[0], family.facts(analyses["linear_bf16"])[0]
+    assert "using LayoutB = cutlass::layout::RowMajor;" in cuda_source(matmul, POINTS[0])  # [K, N]: N-major
+    assert "using LayoutB = cutlass::layout::ColumnMajor;" in cuda_source(linear, POINTS[0])  # [N, K]: K-major
+    source = cuda_source(matmul, POINTS[4])
+    assert "Shape<_64, _256, _64>" in source and "KernelTmaWarpSpecializedPingpong" in source
+    assert "ELEMENT" not in source and "cutlass::bfloat16_t" in source
+
+
+@pytest.mark.slow
+def test_off_the_gpu_the_candidate_passes_the_guard_with_the_references_computation(analyses):
+    analysis = analyses["linear_bf16"]
+    move = get_family("cutlass_gemm").render(analysis, POINTS[0])
+    assert "load_inline(" in move.source and "compute_90a" in move.source and len(move.claim) <= 160
+    evaluation = evaluate(analysis.task, candidate_from_source(move.source, analysis.task), device="cpu",
+                          settings=FAST_GUARD)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (HAS_CUTLASS and shutil.which("nvcc")), reason="needs nvcc and nvidia-cutlass")
+def test_the_kernel_compiles_for_sm90a(analyses, tmp_path):
+    """nvcc builds the whole kernel (about 90 s on 2 cores); running it needs an H100/H200."""
+    import cutlass_library
+
+    root = Path(cutlass_library.__file__).parent / "source"
+    source = tmp_path / "gemm.cu"
+    source.write_text(cuda_source(get_family("cutlass_gemm").facts(analyses["bf16"])[0], POINTS[0]))
+    done = subprocess.run(["nvcc", "-c", "-O3", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG",
+                           "-gencode=arch=compute_90a,code=sm_90a", f"-I{root / 'include'}",
+                           f"-I{root / 'tools' / 'util' / 'include'}", str(source), "-o", str(tmp_path / "gemm.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
