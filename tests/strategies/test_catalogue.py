@@ -101,6 +101,14 @@ def test_default_spread_puts_matmul_strategies_first_for_gemm():
     assert "tensor_cores" in names and "memory" not in names and "reduction" not in names
 
 
+def test_strategies_with_work_come_first_among_the_relevant_ones():
+    plain = [s.name for s in default_spread(4, "gemm")]
+    assert plain == ["library", "fusion", "tensor_cores", "scheduling"]
+    work = frozenset({"library", "tensor_cores", "scheduling", "arch"})
+    assert [s.name for s in default_spread(4, "gemm", work)] == ["library", "tensor_cores", "scheduling", "arch"]
+    assert [s.name for s in default_spread(8, "gemm", work)][4:] == ["fusion", "precision", "memory", "reduction"]
+
+
 def test_default_spread_cycles_past_the_catalogue():
     spread = default_spread(19, "norm")
     assert spread[8:16] == spread[:8] and spread[16:] == spread[:3]

@@ -179,7 +179,9 @@ class Agent(Protocol):
 
 
 AgentFactory = Callable[[str, Strategy, Task, int], Agent]
-"""Builds one agent from (agent id, strategy, task, seed)."""
+"""Builds one agent from (agent id, strategy, task, seed). A factory may also have
+`strategies_with_work(task) -> frozenset[str]`, the strategies it has something to propose for on
+`task`; the campaign then gives those to its first agents (the built-in backend has it)."""
 FactoryMaker = Callable[..., AgentFactory]
 """Called with a backend's options (for example `model=`) once per campaign; returns its AgentFactory."""
 

@@ -83,8 +83,14 @@ def agent_factory(options: CampaignOptions, run: BackendRun) -> AgentFactory:
 
 
 def _slots(task: Task, options: CampaignOptions, store: Store, factory: AgentFactory) -> list[AgentSlot]:
-    strategies = (parse_strategies(",".join(options.strategies)) if options.strategies
-                  else default_spread(options.agents, task.kernel_type))
+    stored = [a.strategy for a in store.agents()]
+    with_work = getattr(factory, "strategies_with_work", None)  # optional: backends that know their moves
+    if stored:  # a resumed campaign keeps its agents, whatever the spread would be today
+        strategies = parse_strategies(",".join(stored))
+    elif options.strategies:
+        strategies = parse_strategies(",".join(options.strategies))
+    else:
+        strategies = default_spread(options.agents, task.kernel_type, with_work(task) if with_work else None)
     slots = []
     for i in range(options.agents):
         strategy = strategies[i % len(strategies)]

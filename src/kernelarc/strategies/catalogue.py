@@ -170,15 +170,21 @@ def parse_strategies(text: str) -> tuple[Strategy, ...]:
     return tuple(_find(n, pool) for n in names)
 
 
-def default_spread(n_agents: int, kernel_type: str) -> tuple[Strategy, ...]:
+def default_spread(n_agents: int, kernel_type: str,
+                   with_work: frozenset[str] | None = None) -> tuple[Strategy, ...]:
     """One strategy per agent: those relevant to `kernel_type` first, in catalogue order, cycling past the end.
+
+    Args:
+        with_work: when the backend knows it (the built-in agents do), the strategies it has moves
+            for on this task; among relevant strategies these come first.
 
     Deterministic: the same arguments and strategy files give the same assignment. With at most as
     many agents as strategies, every agent gets a different one.
     """
     if n_agents < 1:
         raise ValueError(f"need at least one agent, got {n_agents}")
-    ranked = sorted(all_strategies(), key=lambda s: not s.is_relevant(kernel_type))
+    idle = (lambda s: False) if with_work is None else (lambda s: s.name not in with_work)
+    ranked = sorted(all_strategies(), key=lambda s: (not s.is_relevant(kernel_type), idle(s)))
     return tuple(ranked[i % len(ranked)] for i in range(n_agents))
 
 

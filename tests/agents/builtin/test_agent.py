@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timezone
+from pathlib import Path
 
 from kernelarc.agents import Agent, AgentContext, LeaderboardEntry, get_backend
 from kernelarc.agents.builtin import BuiltinAgent
@@ -13,8 +14,11 @@ from kernelarc.agents.builtin.notation import parse_points
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.memory.findings import Finding, FindingKind
 from kernelarc.strategies import get_strategy
+from kernelarc.task.loader import load_task
 
 from tests.agents.builtin.builtin_tasks import FAST_GUARD, example
+
+REPO = Path(__file__).resolve().parents[3]
 
 SLOW_SUM = "kernelbench/slow_sum.py"
 GEMM = "kernelbench/gemm_bias_gelu_small.py"
@@ -95,3 +99,10 @@ def test_draft_switches_family_and_borrows_when_the_strategy_has_no_other():
     family = parse_points(draft.claim)[0][0]
     assert draft.is_draft and family != "library_ops"
     assert family not in {"library_gemm", "library_sdpa", "library_channels_last"}  # borrowed: none of those apply
+
+
+def test_the_builtin_backend_names_the_strategies_it_has_moves_for():
+    """A plain bf16 GEMM has nothing to fuse: fusion is missing, the Hopper kernels of arch are there."""
+    task = load_task(REPO / "bench" / "suites" / "h200" / "gemm_bf16_4096.py")
+    work = BuiltinAgent.strategies_with_work(task)
+    assert {"library", "tensor_cores", "scheduling", "arch"} <= work and "fusion" not in work

@@ -20,7 +20,7 @@ from typing import Any
 from kernelarc.agents.builtin.moves import all_families, families_for
 from kernelarc.agents.builtin.moves.base import Move, MoveFamily, TaskAnalysis
 from kernelarc.agents.builtin.notation import CLAIM_CAP, parse_points, point_key, point_text
-from kernelarc.agents.builtin.search import Search
+from kernelarc.agents.builtin.search import Search, why_not
 from kernelarc.agents.protocol import AgentContext, Proposal, clip_reflection
 from kernelarc.guard.types import Evaluation, Verdict
 from kernelarc.memory.findings import FindingKind
@@ -35,6 +35,14 @@ MAX_RENDER_FAILURES = 8
 
 class BuiltinAgent:
     """A strategy-bound generator of candidates from the built-in move families."""
+
+    @staticmethod
+    def strategies_with_work(task: Task) -> frozenset[str]:
+        """Strategies with a built-in family that applies to `task`. The campaign hands these out
+        first: on the 4096³ bf16 GEMM the catalogue's order gave 4 agents library, fusion (nothing to
+        fuse), tensor cores and scheduling, so the Hopper kernels of `arch` ran only when borrowed."""
+        analysis = _shared_analysis(task)
+        return frozenset(f.strategy for f in all_families() if why_not(f, analysis) is None)
 
     def __init__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0) -> None:
         self.name = agent_id

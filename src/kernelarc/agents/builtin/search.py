@@ -44,6 +44,14 @@ class FamilyState:
         return sum(self.tried.values()) / len(self.tried) if self.tried else 0.0
 
 
+
+def why_not(family: MoveFamily, analysis: TaskAnalysis) -> str | None:
+    """Why `family` does not apply to the task, or None when it does; its own bug is a reason too."""
+    try:
+        return family.applies(analysis)
+    except Exception as e:  # noqa: BLE001 - a family's own bug costs that family, not the agent
+        return f"failed to decide whether it applies: {type(e).__name__}: {e}"
+
 class Search:
     """Chooses the next (family, params) to propose and learns from each measured result."""
 
@@ -66,10 +74,7 @@ class Search:
         """Start searching `family` too (a borrowed one, say); False when it does not apply."""
         if family.name in self.states:
             return True
-        try:
-            reason = family.applies(self.analysis)
-        except Exception as e:  # noqa: BLE001 - a family's own bug costs that family, not the agent
-            reason = f"failed to decide whether it applies: {type(e).__name__}: {e}"
+        reason = why_not(family, self.analysis)
         if reason is not None:
             self.skipped[family.name] = reason
             return False
