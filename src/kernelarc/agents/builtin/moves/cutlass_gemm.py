@@ -1,11 +1,11 @@
 """Architecture move `cutlass_gemm`: a 16-bit GEMM as a CUTLASS 3 Hopper kernel (TMA, wgmma, warp-specialized).
 
 On the H200 the Triton templates reached 0.80-0.84x of cuBLAS on the 4096³ bf16 GEMM, and TunableOp
-and cuBLASLt 0.91-0.92x (docs/benchmarks.md): Triton 3.6 does not warp-specialize on Hopper. What
-cuBLAS does there is a persistent kernel whose producer warp feeds shared memory through TMA while
-consumer warpgroups issue wgmma on 128x256 tiles, with thread-block clusters multicasting the
-operands. CUTLASS's collective builders produce exactly that kernel from a tile shape, a cluster
-shape and a schedule, so this family writes one such kernel per point and builds it with
+and cuBLASLt 0.91-0.92x (docs/benchmarks.md): Triton 3.6 does not warp-specialize on Hopper. The
+fastest Hopper GEMMs are persistent and warp-specialized: a producer warp feeds shared memory
+through TMA while consumer warpgroups issue wgmma on large tiles, thread-block clusters multicasting
+the operands. CUTLASS's collective builders produce such a kernel from a tile shape, a cluster
+shape and a schedule, so this family writes one per point and builds it with
 `load_inline` (nvcc, `sm_90a`), the headers from the `nvidia-cutlass` package (its
 `cutlass_library` ships them). Off the GPU the candidate runs the reference's own computation;
 on a GPU other than sm_90 it refuses to build. KernelBench tasks only (SOL-ExecBench refuses C++
