@@ -12,7 +12,7 @@ import pytest
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
-from kernelarc.agents.builtin.moves.cutlass_gemm import POINTS, cuda_source
+from kernelarc.agents.builtin.moves.cutlass_gemm import POINTS, cpp_source, cuda_source
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 
 from tests.agents.builtin.builtin_tasks import FAST_GUARD, example_analysis, task_file
@@ -20,11 +20,11 @@ from tests.agents.builtin.builtin_tasks import FAST_GUARD, example_analysis, tas
 HAS_CUTLASS = importlib.util.find_spec("cutlass_library") is not None
 
 
-def _gemm_task(body: str, dtype: str = "torch.bfloat16", init: str = "", b_shape: str = "64, 32") -> str:
+def _gemm_task(body: str, dtype: str = "torch.bfloat16", init: str = "", b_shape: str = "64, 32", m: int = 128) -> str:
     return (f"import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
             f"    def __init__(self):\n        super().__init__()\n{init}\n"
             f"    def forward(self, a, b):\n        {body}\n\n\n"
-            f"def get_inputs():\n    return [torch.randn(16, 64, dtype={dtype}), torch.randn({b_shape}, dtype={dtype})]\n\n\n"
+            f"def get_inputs():\n    return [torch.randn({m}, 64, dtype={dtype}), torch.randn({b_shape}, dtype={dtype})]\n\n\n"
             f"def get_init_inputs():\n    return []\n")
 
 
@@ -35,7 +35,7 @@ def analyses(tmp_path_factory):
         "bf16": _gemm_task("return torch.matmul(a, b)"),
         "fp32": _gemm_task("return torch.matmul(a, b)", dtype="torch.float32"),
         "with_relu": _gemm_task("return torch.relu(torch.matmul(a, b))"),
-        "linear_bf16": _gemm_task("return torch.nn.functional.linear(a, b)", b_shape="32, 64"),
+        "linear_bf16": _gemm_task("return torch.nn.functional.linear(a, b)", b_shape="32, 64", m=16),  # decode-sized
     }
     return {name: analyze(task_file(d, name, src)) for name, src in sources.items()}
 
@@ -47,23 +47,38 @@ def test_it_applies_to_a_plain_16_bit_gemm_and_says_why_not_elsewhere(analyses):
     assert family.facts(analyses["fp32"])[1].startswith("float32 GEMM: this template is for 16-bit")
     assert family.facts(analyses["with_relu"])[1].startswith("the GEMM has an epilogue")
     assert family.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
-    assert family.space(analyses["bf16"])[0] == {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative"}
+    assert family.space(analyses["bf16"])[0] == {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative",
+                                                 "scheduler": "persistent", "swap_ab": False}
 
 
-def test_b_layout_decides_cutlass_layout_and_columns(analyses):
+def _layouts(source: str) -> tuple[str, ...]:
+    return tuple(next(line.split("::")[-1].rstrip(";") for line in source.splitlines()
+                      if line.startswith(f"using Layout{x} =")) for x in "ABC")
+
+
+def test_b_layout_decides_cutlass_layouts_and_a_skinny_gemm_is_swapped(analyses):
     family = get_family("cutlass_gemm")
     matmul, linear = family.facts(analyses["bf16"])[0], family.facts(analyses["linear_bf16"])[0]
-    assert "using LayoutB = cutlass::layout::RowMajor;" in cuda_source(matmul, POINTS[0])  # [K, N]: N-major
-    assert "using LayoutB = cutlass::layout::ColumnMajor;" in cuda_source(linear, POINTS[0])  # [N, K]: K-major
+    assert _layouts(cuda_source(matmul, POINTS[0])) == ("RowMajor", "RowMajor", "RowMajor")  # B [K, N]: N-major
+    assert _layouts(cuda_source(linear, POINTS[0])) == ("RowMajor", "ColumnMajor", "RowMajor")  # B [N, K]: K-major
     source = cuda_source(matmul, POINTS[4])
     assert "Shape<_64, _256, _64>" in source and "KernelTmaWarpSpecializedPingpong" in source
     assert "ELEMENT" not in source and "cutlass::bfloat16_t" in source
+    # 16 rows: C^T = B^T A^T, the weight on the wgmma M side, a 16-wide N tile, C^T column-major
+    skinny = family.space(analyses["linear_bf16"])
+    assert skinny[0] == {"tile": "128x16x128", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk",
+                         "swap_ab": True}
+    swapped = cuda_source(linear, skinny[0])
+    assert _layouts(swapped) == ("RowMajor", "ColumnMajor", "ColumnMajor") and "StreamKScheduler" in swapped
+    assert _layouts(cuda_source(matmul, skinny[0])) == ("ColumnMajor", "ColumnMajor", "ColumnMajor")
+    assert "kernelarc_gemm_run(b2.data_ptr(), a2.data_ptr(), c.data_ptr(), n, m, k" in cpp_source(linear, skinny[0])
+    assert "kernelarc_gemm_run(a2.data_ptr(), b2.data_ptr(), c.data_ptr(), m, n, k" in cpp_source(linear, POINTS[0])
 
 
 @pytest.mark.slow
 def test_off_the_gpu_the_candidate_passes_the_guard_with_the_references_computation(analyses):
     analysis = analyses["linear_bf16"]
-    move = get_family("cutlass_gemm").render(analysis, POINTS[0])
+    move = get_family("cutlass_gemm").render(analysis, get_family("cutlass_gemm").space(analysis)[0])  # swapped
     assert "load_inline(" in move.source and "compute_90a" in move.source and len(move.claim) <= 160
     evaluation = evaluate(analysis.task, candidate_from_source(move.source, analysis.task), device="cpu",
                           settings=FAST_GUARD)
@@ -72,13 +87,18 @@ def test_off_the_gpu_the_candidate_passes_the_guard_with_the_references_computat
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (HAS_CUTLASS and shutil.which("nvcc")), reason="needs nvcc and nvidia-cutlass")
-def test_the_kernel_compiles_for_sm90a(analyses, tmp_path):
-    """nvcc builds the whole kernel (about 90 s on 2 cores); running it needs an H100/H200."""
+def test_the_kernels_compile_for_sm90a(analyses, tmp_path):
+    """nvcc builds a cooperative and a swapped stream-K kernel (about 3 minutes on 2 cores); running them
+    needs an H100/H200. Each point goes in its own namespace of one translation unit."""
     import cutlass_library
 
-    root = Path(cutlass_library.__file__).parent / "source"
+    family = get_family("cutlass_gemm")
+    cases = [(analyses["bf16"], POINTS[0]), (analyses["linear_bf16"], family.space(analyses["linear_bf16"])[0])]
+    units = [f"namespace case_{i} {{\n{cuda_source(family.facts(a)[0], p)}\n}}\n" for i, (a, p) in enumerate(cases)]
+    includes = [line for line in units[0].splitlines() if line.startswith("#include")]
     source = tmp_path / "gemm.cu"
-    source.write_text(cuda_source(get_family("cutlass_gemm").facts(analyses["bf16"])[0], POINTS[0]))
+    source.write_text("\n".join([*includes, *units]))
+    root = Path(cutlass_library.__file__).parent / "source"
     done = subprocess.run(["nvcc", "-c", "-O3", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG",
                            "-gencode=arch=compute_90a,code=sm_90a", f"-I{root / 'include'}",
                            f"-I{root / 'tools' / 'util' / 'include'}", str(source), "-o", str(tmp_path / "gemm.o")],

@@ -22,7 +22,7 @@ from typing import Any
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.triton_gemm import GemmFacts
-from kernelarc.agents.builtin.moves.triton_common import read_facts
+from kernelarc.agents.builtin.moves.triton_common import next_power_of_2, read_facts
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import EAGER_NAME, call_args, pytorch_module
 from kernelarc.task.model import TaskFormat
@@ -40,13 +40,27 @@ POINTS = (
     {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative"},
     {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative"},
     {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative"},
-    {"tile": "128x256x64", "cluster": "1x1", "schedule": "cooperative"},
+    {"tile": "128x256x64", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk"},
     {"tile": "64x256x64", "cluster": "2x1", "schedule": "pingpong"},
     {"tile": "128x128x64", "cluster": "2x1", "schedule": "pingpong"},
     {"tile": "128x128x64", "cluster": "1x2", "schedule": "cooperative"},
 )
-"""Tried in this order: the 128x256 cooperative tile cuBLAS favours for large square bf16 GEMMs first,
-then the other cluster orientations, then smaller tiles for shapes with fewer tiles than SMs."""
+"""Tried in this order on GEMMs with more than SKINNY_M rows: the 128x256 cooperative tile first, then
+the other cluster orientations, stream-K (wave quantization: 512 tiles of 4096³ fill 132 SMs 3.9
+times), then smaller tiles. Unnamed keys take DEFAULTS."""
+SKINNY_M = 64
+SKINNY_POINTS = (
+    {"tile": "128xNx128", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk", "swap_ab": True},
+    {"tile": "128xNx128", "cluster": "1x1", "schedule": "cooperative", "swap_ab": True},
+    {"tile": "64xNx128", "cluster": "1x1", "schedule": "pingpong", "swap_ab": True},
+    {"tile": "64xNx256", "cluster": "1x1", "schedule": "pingpong", "swap_ab": True},
+)
+"""Decode-sized GEMMs (M <= SKINNY_M): computed as C^T = B^T A^T so that the weight's N rows fill the
+wgmma M side and the few rows of A the N side (N of the tile: M rounded up to a power of two, at
+least 16). A 16-row GEMM otherwise leaves most of each 64-row wgmma empty."""
+DEFAULTS = {"scheduler": "persistent", "swap_ab": False}
+SCHEDULERS = {"persistent": "cutlass::gemm::PersistentScheduler", "streamk": "cutlass::gemm::StreamKScheduler"}
+
 
 _CUDA = r"""
 #include <cuda_runtime.h>
@@ -63,9 +77,9 @@ using namespace cute;
 
 namespace {
 using Element = ELEMENT;
-using LayoutA = cutlass::layout::RowMajor;
+using LayoutA = LAYOUT_A;
 using LayoutB = LAYOUT_B;
-using LayoutC = cutlass::layout::RowMajor;
+using LayoutC = LAYOUT_C;
 using TileShape = Shape<_TILE_M, _TILE_N, _TILE_K>;
 using ClusterShape = Shape<_CLUSTER_M, _CLUSTER_N, _1>;
 
@@ -80,7 +94,7 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
     MAINLOOP_SCHEDULE>::CollectiveOp;
 
-using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TILE_SCHEDULER>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
 typename Gemm::Arguments arguments(const void* a, const void* b, void* c, int m, int n, int k) {
@@ -123,9 +137,9 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b) {
     const auto b2 = b.contiguous();
     const int m = a2.size(0), k = a2.size(1), n = B_COLUMNS;
     auto c = at::empty({m, n}, a.options());
-    auto workspace = at::empty({static_cast<int64_t>(kernelarc_gemm_workspace(m, n, k))}, a.options().dtype(at::kByte));
-    const int status = kernelarc_gemm_run(a2.data_ptr(), b2.data_ptr(), c.data_ptr(), m, n, k, workspace.data_ptr(),
-                                          at::cuda::getCurrentCUDAStream());
+    auto workspace = at::empty({static_cast<int64_t>(kernelarc_gemm_workspace(WORKSPACE_ARGS))},
+                               a.options().dtype(at::kByte));
+    const int status = kernelarc_gemm_run(RUN_ARGS, workspace.data_ptr(), at::cuda::getCurrentCUDAStream());
     TORCH_CHECK(status == 0, "CUTLASS GEMM refused or failed: cutlass::Status ", status);
     auto shape = a.sizes().vec();
     shape.back() = n;
@@ -154,24 +168,49 @@ _gemm = _build()
 _IMPORTS = "from pathlib import Path\n\nfrom torch.utils.cpp_extension import load_inline\n"
 
 
+def point(params: dict[str, Any], m: int) -> dict[str, Any]:
+    """`params` with DEFAULTS filled in and a swapped tile's N set from the GEMM's M rows."""
+    full = {**DEFAULTS, **params}
+    full["tile"] = full["tile"].replace("N", str(max(16, next_power_of_2(m))))
+    return full
+
+
 def cuda_source(facts: GemmFacts, params: dict[str, Any]) -> str:
-    """The CUDA translation unit (no torch headers) for one point."""
+    """The CUDA translation unit (no torch headers) for one point.
+
+    CUTLASS sees A as M x K, B as N x K and C as M x N, each row- or column-major. Unswapped, A is the
+    task's A (K contiguous: RowMajor), B its weight ([N, K] stored is K-major: ColumnMajor; [K, N] is
+    N-major: RowMajor), C row-major. Swapped, A is the weight ([N, K]: RowMajor; [K, N]: ColumnMajor),
+    B the task's A (K contiguous: ColumnMajor) and C the transposed result (ColumnMajor).
+    """
+    params = point(params, facts.M)
     mainloop, epilogue = SCHEDULES[params["schedule"]]
     tile_m, tile_n, tile_k = params["tile"].split("x")
     cluster_m, cluster_n = params["cluster"].split("x")
-    # B as CUTLASS sees it (N x K): stored [N, K] is K-major (ColumnMajor), stored [K, N] is N-major.
-    layout_b = "cutlass::layout::ColumnMajor" if facts.b_layout == "nk" else "cutlass::layout::RowMajor"
+    row, col = "cutlass::layout::RowMajor", "cutlass::layout::ColumnMajor"
+    weight_k_major = facts.b_layout == "nk"
+    if params["swap_ab"]:
+        layouts = (row if weight_k_major else col, col, col)
+    else:
+        layouts = (row, col if weight_k_major else row, row)
     source = _CUDA
-    for key, value in (("ELEMENT", ELEMENTS[facts.dtype]), ("LAYOUT_B", layout_b), ("TILE_M", tile_m),
-                       ("TILE_N", tile_n), ("TILE_K", tile_k), ("CLUSTER_M", cluster_m), ("CLUSTER_N", cluster_n),
-                       ("ALIGN", ALIGNMENT), ("EPILOGUE_SCHEDULE", epilogue), ("MAINLOOP_SCHEDULE", mainloop)):
+    for key, value in (("ELEMENT", ELEMENTS[facts.dtype]), ("LAYOUT_A", layouts[0]), ("LAYOUT_B", layouts[1]),
+                       ("LAYOUT_C", layouts[2]), ("TILE_SCHEDULER", SCHEDULERS[params["scheduler"]]),
+                       ("TILE_M", tile_m), ("TILE_N", tile_n), ("TILE_K", tile_k), ("CLUSTER_M", cluster_m),
+                       ("CLUSTER_N", cluster_n), ("ALIGN", ALIGNMENT), ("EPILOGUE_SCHEDULE", epilogue),
+                       ("MAINLOOP_SCHEDULE", mainloop)):
         source = source.replace(key, str(value))
     return source
 
 
-def cpp_source(facts: GemmFacts) -> str:
-    """The torch-side wrapper: shapes, output, workspace, stream."""
-    return _CPP.replace("B_COLUMNS", "b2.size(0)" if facts.b_layout == "nk" else "b2.size(1)")
+def cpp_source(facts: GemmFacts, params: dict[str, Any]) -> str:
+    """The torch-side wrapper: shapes, output, workspace, stream; a swapped point passes the operands
+    and M, N exchanged (C^T = B^T A^T), its column-major C^T being the row-major C."""
+    run = ("b2.data_ptr(), a2.data_ptr(), c.data_ptr(), n, m, k" if point(params, facts.M)["swap_ab"]
+           else "a2.data_ptr(), b2.data_ptr(), c.data_ptr(), m, n, k")
+    workspace = "n, m, k" if point(params, facts.M)["swap_ab"] else "m, n, k"
+    return (_CPP.replace("B_COLUMNS", "b2.size(0)" if facts.b_layout == "nk" else "b2.size(1)")
+            .replace("RUN_ARGS", run).replace("WORKSPACE_ARGS", workspace))
 
 
 class CutlassGemm:
@@ -203,16 +242,20 @@ class CutlassGemm:
         return self.facts(analysis)[1]
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        return [dict(p) for p in POINTS]
+        facts = self.facts(analysis)[0]
+        skinny = facts is not None and facts.M <= SKINNY_M
+        return [point(p, facts.M if facts else SKINNY_M + 1) for p in (SKINNY_POINTS if skinny else POINTS)]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         facts, reason = self.facts(analysis)
         if facts is None:
             raise ValueError(f"{self.name} cannot render: {reason}")
-        cuda, cpp = cuda_source(facts, params), cpp_source(facts)
+        cuda, cpp = cuda_source(facts, params), cpp_source(facts, params)
         name = "kernelarc_cutlass_gemm_" + hashlib.sha256((cuda + cpp).encode()).hexdigest()[:12]
-        what = (f"CUTLASS Hopper GEMM {params['tile']}, cluster {params['cluster']}, {params['schedule']} "
-                "warp-specialized, TMA + wgmma")
+        full = point(params, facts.M)
+        what = (f"CUTLASS Hopper GEMM {full['tile']}, cluster {full['cluster']}, {full['schedule']}"
+                + (", stream-K" if full["scheduler"] == "streamk" else "") + (", swap AB" if full["swap_ab"] else "")
+                + ", TMA + wgmma")
         doc = (f"{what} {point_text(self.name, params)}.\n\nC = {facts.formula}, M={facts.M} N={facts.N} "
                f"K={facts.K} {facts.dtype}. Generated by kernelarc's built-in arch agent for {analysis.task.name}; "
                "built when imported on an sm_90 GPU (nvcc and the nvidia-cutlass package's headers).")
@@ -228,4 +271,4 @@ class CutlassGemm:
 
 register_family(CutlassGemm())
 
-__all__ = ["CutlassGemm", "POINTS", "cpp_source", "cuda_source"]
+__all__ = ["CutlassGemm", "POINTS", "SKINNY_POINTS", "cpp_source", "cuda_source", "point"]
