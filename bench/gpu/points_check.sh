@@ -30,12 +30,15 @@ if [ -d .whl ] && command -v nvidia-smi >/dev/null; then
 fi
 export PYTHONUNBUFFERED=1
 
+files=()  # in the order given, each family's points in its search order: what matters most runs first
 for pair in "$@"; do
-  $py bench/gpu/render_points.py "$suite/${pair%%:*}.py" "${pair##*:}" "$out/points" || echo "$pair: not rendered"
+  rendered=$($py bench/gpu/render_points.py "$suite/${pair%%:*}.py" "${pair##*:}" "$out/points") \
+    || { echo "$pair: not rendered"; continue; }
+  echo "$rendered"
+  while read -r path _; do files+=("$path"); done <<<"$rendered"
 done
 
 deadline=$((SECONDS + wait_s))
-files=("$out"/points/*.py)
 for ((g = 0; g < gpus; g++)); do
   (
     for ((i = g; i < ${#files[@]}; i += gpus)); do
