@@ -90,7 +90,7 @@ _GRAPH_HEAD = """#include <ATen/cuda/CUDAGraph.h>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
+#include <vector>
 
 namespace {
 
@@ -102,9 +102,24 @@ struct Captured {
 };
 
 // Never freed: graphs destroyed at exit could outlive the CUDA context.
-std::map<std::string, Captured>& captured() {
-    static auto* graphs = new std::map<std::string, Captured>();
+std::map<std::vector<int64_t>, Captured>& captured() {
+    static auto* graphs = new std::map<std::vector<int64_t>, Captured>();
     return *graphs;
+}
+
+// What a graph depends on: each input's sizes, strides, dtype and device, each parameter's address.
+// Numbers, not text: this runs on every call.
+std::vector<int64_t> signature(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& params) {
+    std::vector<int64_t> key;
+    for (const auto& t : inputs) {
+        key.push_back(t.dim());
+        key.insert(key.end(), t.sizes().begin(), t.sizes().end());
+        key.insert(key.end(), t.strides().begin(), t.strides().end());
+        key.push_back(static_cast<int64_t>(t.scalar_type()));
+        key.push_back(t.get_device());
+    }
+    for (const auto& t : params) key.push_back(reinterpret_cast<int64_t>(t.data_ptr()));
+    return key;
 }
 std::mutex captured_lock;
 
@@ -124,11 +139,9 @@ RESULT graphed_forward(PARAMS) {
     if (!FIRST.is_cuda()) return forward(ARGS);
     const std::vector<at::Tensor> given = {INPUTS};
     // The graph reads the inputs' static copies and the parameters where they are now.
-    std::ostringstream key;
-    for (const auto& t : given) key << t.sizes() << t.strides() << t.scalar_type() << t.device() << ';';
-    for (const auto& t : std::vector<at::Tensor>{PARAM_LIST}) key << t.data_ptr() << ';';
+    const auto key = signature(given, {PARAM_LIST});
     std::lock_guard<std::mutex> hold(captured_lock);
-    auto found = captured().find(key.str());
+    auto found = captured().find(key);
     if (found == captured().end()) {
         Captured c;
         for (const auto& t : given) c.inputs.push_back(t.clone());
@@ -143,7 +156,7 @@ RESULT graphed_forward(PARAMS) {
             c.graph->capture_end();
         }
         side.synchronize();
-        found = captured().emplace(key.str(), std::move(c)).first;
+        found = captured().emplace(key, std::move(c)).first;
     }
     Captured& c = found->second;
     for (size_t i = 0; i < given.size(); ++i) c.inputs[i].copy_(given[i], /*non_blocking=*/true);
