@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import tempfile
 import time
+from pathlib import Path
 from typing import Protocol
 
 from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate
+from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.runner import WarmPool
 from kernelarc.task.model import Task
 
@@ -40,7 +43,10 @@ class LocalExecutor:
         self.devices = devices
         self.settings = settings
         self._locks = {d: asyncio.Lock() for d in devices}
-        self._pool = WarmPool()
+        self._builds_dir = tempfile.TemporaryDirectory(prefix="kernelarc-builds-")
+        self._builds = BuildCache(Path(self._builds_dir.name))
+        """Each candidate's extension builds, for the later evaluations it takes part in (close() removes them)."""
+        self._pool = WarmPool(self._builds.worker_extensions)
         """A started worker waits per device while the current evaluation runs (close() ends them)."""
         self.lock_held_s = {d: 0.0 for d in devices}
         """Seconds each device's lock was held (correctness + timing + worker start-up)."""
@@ -53,13 +59,15 @@ class LocalExecutor:
             t0 = time.monotonic()
             try:
                 return await asyncio.to_thread(evaluate, self.task, candidate, incumbent, device=device,
-                                               settings=settings, trusted=trusted, pool=self._pool)
+                                               settings=settings, trusted=trusted, pool=self._pool,
+                                               build_cache=self._builds)
             finally:
                 self.lock_held_s[device] += time.monotonic() - t0
 
     def close(self) -> None:
-        """End the idle pooled workers."""
+        """End the idle pooled workers and remove the kept builds."""
         self._pool.close()
+        self._builds_dir.cleanup()
 
 
 __all__ = ["Executor", "LocalExecutor", "evaluation_seed"]

@@ -12,6 +12,7 @@ import secrets
 import time
 
 from kernelarc.errors import DeviceError
+from kernelarc.guard.build_cache import BuildCache, BuildSession
 from kernelarc.guard.candidate import Candidate
 from kernelarc.guard.gate import check_candidate
 from kernelarc.guard.runner import WarmPool, WorkerOutcome, run_worker
@@ -70,12 +71,14 @@ def evaluate(
     settings: GuardSettings | None = None,
     trusted: bool = False,
     pool: WarmPool | None = None,
+    build_cache: BuildCache | None = None,
 ) -> Evaluation:
     """Judge `candidate` against `incumbent` (the reference when None) on every workload of `task`.
 
     Args:
         trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
         pool: already started workers to take from (a campaign's); None starts one now.
+        build_cache: extension builds kept across evaluations (a campaign's); None builds afresh.
     """
     settings = settings or GuardSettings()
     started = time.monotonic()
@@ -100,7 +103,8 @@ def evaluate(
     deadlines = {"reference": settings.reference_timeout_s, "compile": settings.compile_timeout_s,
                  "first_call": settings.compile_timeout_s, "correctness": settings.run_timeout_s,
                  "timing": settings.run_timeout_s}
-    outcome = run_worker(job, deadlines=deadlines, device=device, pool=pool)
+    builds = BuildSession(build_cache, candidate, incumbent) if build_cache is not None else None
+    outcome = run_worker(job, deadlines=deadlines, device=device, pool=pool, builds=builds)
     return _to_evaluation(task, outcome, settings, device, incumbent is None, time.monotonic() - started)
 
 

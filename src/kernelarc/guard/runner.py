@@ -21,8 +21,10 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
+from kernelarc.guard.build_cache import BuildSession
 from kernelarc.guard.channel import ForgedMessage, new_key, parse_line
 
 # Variables a worker may inherit; everything else (API keys, tokens, cloud credentials) is dropped.
@@ -70,13 +72,18 @@ class WorkerOutcome:
         return None
 
 
-def worker_env(workdir: Path, device: str) -> dict[str, str]:
-    """The allow-listed environment of a worker, with private caches inside `workdir`."""
+def worker_env(workdir: Path, device: str, extensions: Path | None = None) -> dict[str, str]:
+    """The allow-listed environment of a worker, with private caches inside `workdir`.
+
+    Args:
+        extensions: where it builds torch extensions, when a build cache manages that (build_cache.py);
+            else inside `workdir`.
+    """
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWLIST}
     src_root = str(Path(__file__).resolve().parents[2])  # so `-m kernelarc.guard.worker` resolves uninstalled
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
     env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), PYTHONDONTWRITEBYTECODE="1",
-               TRITON_CACHE_DIR=str(workdir / "triton"), TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"),
+               TRITON_CACHE_DIR=str(workdir / "triton"), TORCH_EXTENSIONS_DIR=str(extensions or workdir / "torch_extensions"),
                PYTHONUNBUFFERED="1")
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
@@ -117,7 +124,7 @@ class _Worker:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _spawn(device: str) -> _Worker:
+def _spawn(device: str, extensions: Path | None = None) -> _Worker:
     """Start a worker: private workdir, allow-listed environment, its own process group and pipe."""
     workdir = Path(tempfile.mkdtemp(prefix="kernelarc-worker-"))
     (workdir / "tmp").mkdir()
@@ -126,7 +133,7 @@ def _spawn(device: str) -> _Worker:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kernelarc.guard.worker", str(write_fd), device],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-            cwd=workdir, env=worker_env(workdir, device), start_new_session=True,
+            cwd=workdir, env=worker_env(workdir, device, extensions), start_new_session=True,
         )
     os.close(write_fd)
     return _Worker(proc, read_fd, workdir)
@@ -148,9 +155,15 @@ class WarmPool:
     CUDA_DEPTH = 2
     CPU_DEPTH = 1
 
-    def __init__(self) -> None:
+    def __init__(self, extensions: Callable[[str], Path] | None = None) -> None:
+        """`extensions(device)`: where that device's workers build torch extensions (a BuildCache's
+        `worker_extensions`); None keeps them private."""
         self._lock = threading.Lock()
         self._idle: dict[str, list[_Worker]] = {}
+        self._extensions = extensions
+
+    def _spawn(self, device: str) -> _Worker:
+        return _spawn(device, self._extensions(device) if self._extensions else None)
 
     def depth(self, device: str) -> int:
         return self.CPU_DEPTH if device == "cpu" else self.CUDA_DEPTH
@@ -166,9 +179,9 @@ class WarmPool:
                     worker.discard()
                     worker = None
             if worker is None:
-                worker = _spawn(device)
+                worker = self._spawn(device)
             while len(idle) < self.depth(device):
-                idle.append(_spawn(device))
+                idle.append(self._spawn(device))
             return worker
 
     def close(self) -> None:
@@ -180,7 +193,7 @@ class WarmPool:
 
 
 def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_workdir: bool = False,
-               pool: WarmPool | None = None) -> WorkerOutcome:
+               pool: WarmPool | None = None, builds: BuildSession | None = None) -> WorkerOutcome:
     """Run one evaluation job in a fresh worker process.
 
     Args:
@@ -189,8 +202,11 @@ def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_work
             stage not named gets the largest one.
         device: `cpu` or `cuda[:i]`.
         pool: take an already started worker from this pool instead of starting one now.
+        builds: extension builds to put in the worker before its job and to keep after it.
     """
-    worker = pool.take(device) if pool is not None else _spawn(device)
+    if builds is not None:
+        builds.before(device)  # before a new worker starts: it must find its extensions folder in place
+    worker = pool.take(device) if pool is not None else _spawn(device, builds.extensions if builds else None)
     key = new_key()
     outcome = WorkerOutcome()
     t_start = time.monotonic()
@@ -204,6 +220,8 @@ def run_worker(job: dict, *, deadlines: dict[str, float], device: str, keep_work
     os.close(worker.read_fd)
     outcome.wall_s = time.monotonic() - t_start
     outcome.log_tail = _tail(worker.log_path)
+    if builds is not None:
+        builds.after()
     if not keep_workdir:
         shutil.rmtree(worker.workdir, ignore_errors=True)
     return outcome

@@ -1,0 +1,82 @@
+"""The build cache: what it keeps and restores (directories on disk), and a real C++ candidate that
+compiles once across two evaluations."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.moves import get_family
+from kernelarc.guard import candidate_from_source, evaluate
+from kernelarc.guard.build_cache import BuildCache
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.task.loader import load_task
+
+from tests.agents.builtin.builtin_tasks import task_file
+
+TASK = load_task(Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "relu_tiny.py")
+
+
+def _candidate(*names: str):
+    mentions = "".join(f"\n# builds {n}" for n in names)
+    source = f"import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x){mentions}\n"
+    return candidate_from_source(source, TASK)
+
+
+def _build(extensions: Path, name: str, library: bool = True) -> None:
+    (extensions / name).mkdir(parents=True)
+    (extensions / name / "main.cpp").write_text(name)
+    if library:
+        (extensions / name / f"{name}.so").write_text("lib")
+
+
+def test_keeps_only_finished_builds_its_candidate_names(tmp_path):
+    cache, worker = BuildCache(tmp_path / "cache"), tmp_path / "worker"
+    cand = _candidate("ext_a", "ext_failed")
+    for name in ("ext_a", "ext_other"):
+        _build(worker, name)
+    _build(worker, "ext_failed", library=False)
+    assert cache.keep(worker, cand, restored=set()) == ["ext_a"]
+    assert sorted(p.name for p in (tmp_path / "cache" / "kept" / cand.hash).iterdir()) == ["ext_a"]
+
+
+def test_restores_each_sides_builds_but_never_a_name_the_other_side_has(tmp_path):
+    cache = BuildCache(tmp_path / "cache")
+    incumbent, candidate = _candidate("ext_inc", "ext_shared"), _candidate("ext_cand", "ext_shared")
+    first = tmp_path / "first"
+    for name in ("ext_inc", "ext_shared"):
+        _build(first, name)
+    cache.keep(first, incumbent, restored=set())
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    # ext_shared is kept under the incumbent, but the candidate names it too: it may not be handed to it
+    assert cache.restore(fresh, candidate, incumbent) == {"ext_inc"}
+    assert sorted(p.name for p in fresh.iterdir()) == ["ext_inc"]
+    # a build restored into a worker is never kept again under the judged candidate
+    assert cache.keep(fresh, candidate, restored={"ext_inc"}) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+def test_a_cpp_candidate_compiles_once_across_evaluations(tmp_path):
+    """Judged as the candidate it builds (30-60 s on 2 cores); judged again as the incumbent it loads
+    the kept build. Without the cache the second evaluation would build it again."""
+    source = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+              "        return torch.relu(x) * 2.0\n\n\ndef get_inputs():\n    return [torch.randn(8, 32)]\n\n\n"
+              "def get_init_inputs():\n    return []\n")
+    analysis = analyze(task_file(tmp_path, "relu_scale", source))
+    family = get_family("cpp_forward")
+    cpp = candidate_from_source(family.render(analysis, {"ops": "as_captured", "graph": False}).source, analysis.task)
+    plain = candidate_from_source(source.replace("class Model(", "class ModelNew("), analysis.task)
+    cache, settings = BuildCache(tmp_path / "cache"), GuardSettings(rounds=1, cpu_iterations=3, warmup=1)
+    first = evaluate(analysis.task, cpp, device="cpu", settings=settings, build_cache=cache)
+    assert first.correct, first.reason
+    assert len(list((tmp_path / "cache" / "kept" / cpp.hash).iterdir())) == 1
+    second = evaluate(analysis.task, plain, cpp, device="cpu", settings=settings, build_cache=cache)
+    assert second.correct, second.reason
+    # the incumbent is loaded in the timing stage: a kept build is a load, not a compile
+    assert second.stage_seconds["timing"] < first.stage_seconds["compile"] / 3, (first.stage_seconds,
+                                                                                  second.stage_seconds)
