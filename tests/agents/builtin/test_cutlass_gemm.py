@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
@@ -42,8 +43,13 @@ def analyses(tmp_path_factory):
 
 def test_it_applies_to_a_plain_16_bit_gemm_and_says_why_not_elsewhere(analyses):
     family = get_family("cutlass_gemm")
-    missing = "the CUTLASS headers are missing (pip install nvidia-cutlass)"
-    assert family.applies(analyses["bf16"]) == (None if HAS_CUTLASS else missing)
+    reason = family.applies(analyses["bf16"])
+    if not HAS_CUTLASS:
+        assert reason == "the CUTLASS headers are missing (pip install nvidia-cutlass)"
+    elif not torch.cuda.is_available():
+        assert reason == "needs an sm_90 GPU (Hopper): no CUDA device is visible"
+    else:
+        assert reason is None or reason.startswith("needs an sm_90 GPU (Hopper), not sm_")
     assert family.facts(analyses["fp32"])[1].startswith("float32 GEMM: this template is for 16-bit")
     assert family.facts(analyses["with_relu"])[1].startswith("the GEMM has an epilogue")
     assert family.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")

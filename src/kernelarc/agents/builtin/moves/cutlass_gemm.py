@@ -213,6 +213,17 @@ def cpp_source(facts: GemmFacts, params: dict[str, Any]) -> str:
             .replace("RUN_ARGS", run).replace("WORKSPACE_ARGS", workspace))
 
 
+def _hopper_reason() -> str | None:
+    """None on a machine whose first GPU is sm_90; the candidate builds only there (off the GPU it would
+    run the reference's computation, a wasted candidate)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return "needs an sm_90 GPU (Hopper): no CUDA device is visible"
+    major, minor = torch.cuda.get_device_capability()
+    return None if (major, minor) == (9, 0) else f"needs an sm_90 GPU (Hopper), not sm_{major}{minor}"
+
+
 class CutlassGemm:
     """A Hopper GEMM from CUTLASS 3's collective builders, one tile/cluster/schedule per point."""
 
@@ -239,7 +250,8 @@ class CutlassGemm:
             return "SOL-ExecBench refuses C++ builds inside Python solutions"
         if importlib.util.find_spec("cutlass_library") is None:
             return "the CUTLASS headers are missing (pip install nvidia-cutlass)"
-        return self.facts(analysis)[1]
+        reason = self.facts(analysis)[1]
+        return reason or _hopper_reason()
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]
