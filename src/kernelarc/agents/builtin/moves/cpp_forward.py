@@ -210,7 +210,8 @@ class CppForward:
     strategy = "scheduling"
     language = "cuda_cpp"
     slow_to_judge = True
-    """Each evaluation builds the extension (20-40 s): the search tries cheaper families first."""
+    """Its first evaluation builds the extension (20-40 s; later ones reuse the build, guard/build_cache.py):
+    the search tries cheaper families first."""
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         if analysis.task.format is not TaskFormat.KERNELBENCH:
