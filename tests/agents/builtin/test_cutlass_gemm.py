@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
@@ -105,7 +106,8 @@ def test_the_kernels_compile_for_sm90a(analyses, tmp_path):
     source = tmp_path / "gemm.cu"
     source.write_text("\n".join([*includes, *units]))
     root = Path(cutlass_library.__file__).parent / "source"
-    done = subprocess.run(["nvcc", "-c", "-O3", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG",
+    # torch's own nvcc flags for extensions come first, as load_inline passes them (torch 2.13 adds -std=c++20)
+    done = subprocess.run(["nvcc", "-c", "-std=c++20", *COMMON_NVCC_FLAGS, "-O3", "--expt-relaxed-constexpr", "-DNDEBUG",
                            "-gencode=arch=compute_90a,code=sm_90a", f"-I{root / 'include'}",
                            f"-I{root / 'tools' / 'util' / 'include'}", str(source), "-o", str(tmp_path / "gemm.o")],
                           capture_output=True, text=True)

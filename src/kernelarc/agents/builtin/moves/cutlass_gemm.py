@@ -158,7 +158,7 @@ _BUILD = '''def _build():
 
     root = Path(cutlass_library.__file__).parent / "source"
     return load_inline(name="{name}", cpp_sources=_CPP_SOURCE, cuda_sources=_CUDA_SOURCE, functions=["gemm"],
-                       extra_cuda_cflags=["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG",
+                       extra_cuda_cflags=["-O3", "--expt-relaxed-constexpr", "-DNDEBUG",
                                           "-gencode=arch=compute_90a,code=sm_90a"],
                        extra_include_paths=[str(root / "include"), str(root / "tools" / "util" / "include")]).gemm
 
