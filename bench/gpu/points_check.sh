@@ -22,12 +22,7 @@ device=${DEVICE:-cuda}
 per_eval=${EVAL_TIMEOUT_S:-280}
 mkdir -p "$out/points" "$out/evals"
 
-if [ -d .whl ] && command -v nvidia-smi >/dev/null; then
-  $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/pydantic*.whl .whl/annotated_types*.whl .whl/typing_*.whl .whl/platformdirs*.whl \
-    $(ls .whl/nvidia_cutlass*.whl 2>/dev/null)
-  export PYTHONPATH=/tmp/site:$PWD/src
-fi
+PYTHON=$py . bench/gpu/install_wheels.sh
 export PYTHONUNBUFFERED=1
 
 files=()  # in the order given, each family's points in its search order: what matters most runs first

@@ -34,9 +34,7 @@ gpus=${GPUS:-1}
 running() { [ -s $pidfile ] && while read -r pid; do kill -0 "$pid" 2>/dev/null && return 0; done <$pidfile; return 1; }
 
 if ! running; then
-  [ -d .whl ] && command -v nvidia-smi >/dev/null && $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/pydantic*.whl .whl/annotated_types*.whl .whl/typing_*.whl .whl/platformdirs*.whl \
-    $(ls .whl/nvidia_cutlass*.whl 2>/dev/null)  # cutlass_gemm's headers; gpu-wheels skips nvidia_* wheels: copy it in
+  PYTHON=$py . bench/gpu/install_wheels.sh
   cards=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)
   echo "== $(date -u +%FT%TZ) start on ${cards:-no GPU}; $gpus bench(es) at once" >>"$log"
   export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1

@@ -206,9 +206,10 @@ def cuda_source(facts: GemmFacts, params: dict[str, Any]) -> str:
 def cpp_source(facts: GemmFacts, params: dict[str, Any]) -> str:
     """The torch-side wrapper: shapes, output, workspace, stream; a swapped point passes the operands
     and M, N exchanged (C^T = B^T A^T), its column-major C^T being the row-major C."""
-    run = ("b2.data_ptr(), a2.data_ptr(), c.data_ptr(), n, m, k" if point(params, facts.M)["swap_ab"]
+    swapped = point(params, facts.M)["swap_ab"]
+    run = ("b2.data_ptr(), a2.data_ptr(), c.data_ptr(), n, m, k" if swapped
            else "a2.data_ptr(), b2.data_ptr(), c.data_ptr(), m, n, k")
-    workspace = "n, m, k" if point(params, facts.M)["swap_ab"] else "m, n, k"
+    workspace = "n, m, k" if swapped else "m, n, k"
     return (_CPP.replace("B_COLUMNS", "b2.size(0)" if facts.b_layout == "nk" else "b2.size(1)")
             .replace("RUN_ARGS", run).replace("WORKSPACE_ARGS", workspace))
 
@@ -255,8 +256,9 @@ class CutlassGemm:
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]
-        skinny = facts is not None and facts.M <= SKINNY_M
-        return [point(p, facts.M if facts else SKINNY_M + 1) for p in (SKINNY_POINTS if skinny else POINTS)]
+        if facts is None:
+            return []
+        return [point(p, facts.M) for p in (SKINNY_POINTS if facts.M <= SKINNY_M else POINTS)]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         facts, reason = self.facts(analysis)
