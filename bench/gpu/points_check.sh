@@ -8,7 +8,8 @@
 # EVAL_TIMEOUT_S caps one evaluation, default 280 s: nvcc builds a CUTLASS kernel in about a minute.)
 # Each TASK:FAMILY is rendered here by bench/gpu/render_points.py into $OUT/points, every file is
 # judged against the task's reference with `kernelarc eval --json` into $OUT/evals/NAME.json, and
-# $OUT/points.tsv sums them up. No evaluation starts after WAIT_S seconds, so the call ends in time:
+# $OUT/points.tsv sums them up. The rendered files and evaluations come back packed in $OUT/points.tgz:
+# a device call returns at most 8 files. No evaluation starts after WAIT_S seconds, so the call ends in time:
 # a device call must be self-contained (docs/benchmarks.md). Expects the missing Python packages as
 # wheels in .whl/, as bench/gpu/suite_session.sh does.
 set -u
@@ -65,3 +66,4 @@ for path in sorted((out / "evals").glob("*.json")):
 (out / "points.tsv").write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF
+tar czf "$out/points.tgz" -C "$out" points evals && rm -r "$out/points" "$out/evals"

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -29,5 +30,8 @@ def test_every_point_is_judged_and_a_family_that_does_not_apply_is_named(tmp_pat
         rows = list(csv.DictReader(f, delimiter="\t"))
     assert [r["candidate"] for r in rows] == ["mlp_relu_small.library_gemm.0", "mlp_relu_small.library_gemm.1"]
     assert all(r["status"] == "PASSED" and r["timing"] == "cpu_wall" for r in rows)
-    evaluation = json.loads((tmp_path / "evals" / "mlp_relu_small.library_gemm.0.json").read_text())
+    with tarfile.open(tmp_path / "points.tgz") as packed:  # a device call returns only a few files
+        packed.extractall(tmp_path / "unpacked", filter="data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.tgz", "points.tsv", "unpacked"]
+    evaluation = json.loads((tmp_path / "unpacked" / "evals" / "mlp_relu_small.library_gemm.0.json").read_text())
     assert evaluation["verdict"] in ("KEEP", "ACCEPT", "REVERT")
