@@ -3,6 +3,7 @@ compiles once across two evaluations."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -57,6 +58,21 @@ def test_restores_each_sides_builds_but_never_a_name_the_other_side_has(tmp_path
     assert sorted(p.name for p in fresh.iterdir()) == ["ext_inc"]
     # a build restored into a worker is never kept again under the judged candidate
     assert cache.keep(fresh, candidate, restored={"ext_inc"}) == []
+
+
+def test_a_graph_point_keeps_the_build_it_makes_on_the_gpu(tmp_path):
+    """The cpp_forward graph point builds `<module>_graph` on a GPU and `<module>` elsewhere; both
+    names must be in its source, or the cache drops the GPU build and every later evaluation against
+    it rebuilds it (run 6 on the H200: 25 s per evaluation)."""
+    analysis = analyze(task_file(tmp_path, "relu_tiny", (Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
+                                                         / "relu_tiny.py").read_text()))
+    graph = candidate_from_source(get_family("cpp_forward").render(analysis, {"ops": "as_captured", "graph": True}).source,
+                                  analysis.task)
+    module = re.search(r"kernelarc_cpp_forward_[0-9a-f]{12}", graph.source).group(0)
+    cache, worker = BuildCache(tmp_path / "cache"), tmp_path / "worker"
+    for name in (module, f"{module}_graph"):
+        _build(worker, name)
+    assert sorted(cache.keep(worker, graph, restored=set())) == [module, f"{module}_graph"]
 
 
 @pytest.mark.slow

@@ -250,7 +250,8 @@ class CppForward:
             head, tail = graph_sources(analysis)
             helpers += (f'_GRAPH_HEAD = r"""\n{head}"""\n\n_GRAPH_REPLAY = r"""\n{tail}"""\n\n'
                         "_ON_GPU = torch.cuda.is_available()\n"
-                        f'_forward = getattr(load_inline(name="{module}" + ("_graph" if _ON_GPU else ""), '
+                        # Both names literal: the build cache keeps only builds whose names the source holds.
+                        f'_forward = getattr(load_inline(name="{module}_graph" if _ON_GPU else "{module}", '
                         "cpp_sources=[_GRAPH_HEAD, _CPP_SOURCE, _GRAPH_REPLAY] if _ON_GPU else _CPP_SOURCE, "
                         f'functions=["{GRAPHED}"] if _ON_GPU else ["{FUNCTION}"], extra_cflags=["-O2"], '
                         f'with_cuda=_ON_GPU), "{GRAPHED}" if _ON_GPU else "{FUNCTION}")\n')
