@@ -10,11 +10,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 
-from kernelarc.campaign import StopReason, start
+from kernelarc.campaign import AgentSlot, Campaign, StopReason, start
+from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.drafting import DRAFT_INSTRUCTION
+from kernelarc.guard import GuardSettings
+from kernelarc.strategies import get_strategy
+from kernelarc.task.loader import load_task
 
-from campaign.runs import SLOW_SUM, open_store, options, proposal, scripted_agents, scripted_backend, source
+from campaign.runs import (
+    SLOW_SUM, open_store, options, proposal, robust_options, scripted_agents, scripted_backend, source,
+)
 
 A0, A1 = "a0-reduction", "a1-memory"
 
@@ -72,3 +79,23 @@ def test_a_restart_never_takes_an_agents_best_off_the_board(tmp_path):
     assert restart and restart[0].payload["incumbent_id"] != fast  # the restart moved the incumbent away
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["best"]["candidate_id"] == fast and summary["best"]["agent"] == A0
+
+
+def test_a_kernel_held_after_a_restart_is_credited_to_its_author(tmp_path, robust):
+    """An agent restarted onto the eager baseline holds it; the board lists eager once, as the baseline.
+    Run 6 on the H200 shipped eager as "a0-scheduling (scheduling)" on row_mean_fp32."""
+    shutil.copytree(robust.run_dir, tmp_path / "run")
+    store = open_store(tmp_path / "run")
+    eager = next(c.id for c in store.candidates() if c.agent_id is None and c.claim == "baseline: eager")
+    fast = next(c.id for c in store.candidates() if c.source == source("fast"))
+    held = store.agent(A1).state.model_copy(update={"incumbent_id": eager,
+                                                    "incumbent_speedup": store.evaluation(eager).evaluation.speedup})
+    store.update_agent(A1, held)  # as a plateau restart from the best other kernel leaves it
+    agents = scripted_agents([], [])
+    slots = [AgentSlot(id=a.id, index=i, strategy=get_strategy(a.strategy), agent=agents[i])
+             for i, a in enumerate(store.agents())]
+    task = load_task(SLOW_SUM)
+    campaign = Campaign(task, robust_options(), store, LocalExecutor(task, ["cpu"], GuardSettings()), slots, None)
+    campaign.baselines = {"eager": eager}
+    board = [(e.agent_id, e.strategy, e.candidate_id) for e in campaign.leaderboard()]
+    assert board == [(A0, "reduction", fast), ("baseline:eager", "baseline", eager)]

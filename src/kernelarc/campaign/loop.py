@@ -323,31 +323,40 @@ class Campaign:
         return max(0, self.options.budget - self.agent_candidates_used())
 
     def leaderboard(self) -> list[LeaderboardEntry]:
-        """Each agent's best kernel and each correct baseline, by speedup over the reference, fastest first.
+        """Every agent's best kernel and each correct baseline, once each, by speedup over the reference,
+        fastest first, credited to whoever wrote it.
 
         An agent's best is the faster of its incumbent and every candidate it got KEPT: a restart moves
         the incumbent to another kernel, and on the H200 (2026-11-30) a lone agent restarted from the
         eager baseline dropped its 1.07x cuBLASLt epilogue from the board, so eager won the campaign.
+        A kernel held by an agent that did not write it (a restart's) is its author's entry: run 6's
+        bench credited eager, the incumbent of a restarted agent, to that agent.
         """
         evaluations = {e.candidate_id: e for e in self.store.evaluations()}
         chained: dict[int, float] = {}
-        entries = []
+        best: dict[int, float] = {}
         for record in self.store.agents():
             held = {} if record.state.incumbent_id is None else {record.state.incumbent_id: record.state.incumbent_speedup}
             for e in evaluations.values():
                 if e.evaluation.verdict is Verdict.KEEP and e.agent_id == record.id:
                     held.setdefault(e.candidate_id, _chained_speedup(e.candidate_id, evaluations, chained))
             if held:
-                best = max(held, key=lambda cid: (held[cid], -cid))
-                entries.append(self._entry(record.id, record.strategy, best, held[best]))
-        for name, cid in self.baselines.items():
+                cid = max(held, key=lambda c: (held[c], -c))
+                best[cid] = max(best.get(cid, 0.0), held[cid])
+        for cid in self.baselines.values():
             ev = self.store.evaluation(cid)
             if ev is not None and ev.evaluation.speedup is not None:
-                entries.append(self._entry(f"baseline:{name}", BASELINE_STRATEGY, cid, ev.evaluation.speedup))
+                best[cid] = ev.evaluation.speedup
+        entries = [self._entry(cid, speedup) for cid, speedup in best.items()]
         return sorted(entries, key=lambda e: (-e.speedup, e.candidate_id))
 
-    def _entry(self, agent_id: str, strategy: str, cid: int, speedup: float) -> LeaderboardEntry:
+    def _entry(self, cid: int, speedup: float) -> LeaderboardEntry:
         record: CandidateRecord = self.store.candidate(cid)
+        if record.agent_id is None:  # only baselines are added without an agent
+            name = next(n for n, c in self.baselines.items() if c == cid)
+            agent_id, strategy = f"baseline:{name}", BASELINE_STRATEGY
+        else:
+            agent_id, strategy = record.agent_id, self.store.agent(record.agent_id).strategy
         ev = self.store.evaluation(cid)
         latency = ev.evaluation.latency_ms if ev and ev.evaluation.latency_ms else float("nan")
         return LeaderboardEntry(agent_id=agent_id, strategy=strategy, candidate_id=cid, speedup=speedup,
