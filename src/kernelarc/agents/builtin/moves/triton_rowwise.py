@@ -163,13 +163,13 @@ class RowwiseFacts:
         eps = raw.get("eps")
         if eps is not None and not isinstance(eps, (int, float)):
             raise ValueError(f"eps {eps!r} is not a constant")
-        x_dtype, cast = _dtype(analysis, x), raw.get("input_cast")
+        x_dtype, cast = value_dtype(analysis, x), raw.get("input_cast")
         if cast and x_dtype not in SUPPORTED_DTYPES:
             raise ValueError(f"the input {x} is stored as {x_dtype}, which the kernel does not read")
         facts = cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
                     eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
                     rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"], sum_output=sum_output,
-                    x_dtype=x_dtype, out_dtype=_dtype(analysis, raw["out"]),
+                    x_dtype=x_dtype, out_dtype=value_dtype(analysis, raw["out"]),
                     input_round=cast["dtype"] if cast and cast["dtype"] not in ("float32", x_dtype) else None)
         reserved = KERNEL_NAMES + tuple(name for name, _ in facts.operands())
         return dataclasses.replace(facts, epilogue=_epilogue(analysis, raw, reserved))
@@ -197,7 +197,7 @@ def _epilogue(analysis: TaskAnalysis, raw: dict[str, Any], reserved: tuple[str, 
     for step in raw.get("epilogue") or ():
         if raw["op"] == "cross_entropy":
             raise ValueError(f"{step['op']} after the cross_entropy loss is not templated")
-        dtype = _dtype(analysis, step["node"])
+        dtype = value_dtype(analysis, step["node"])
         if dtype not in SUPPORTED_DTYPES:
             raise ValueError(f"{step['op']} after the {raw['op']} gives {dtype}, which the kernel does not store")
         if step["op"] == "cast":
@@ -220,7 +220,8 @@ def _shape(analysis: TaskAnalysis, ref: str) -> tuple[int, ...] | None:
     return node.shape if node is not None else analysis.values.get(ref, (None, None))[0]
 
 
-def _dtype(analysis: TaskAnalysis, ref: str) -> str | None:
+def value_dtype(analysis: TaskAnalysis, ref: str) -> str | None:
+    """The dtype of a forward value, input or parameter (`self.<param>`), as the analysis recorded it."""
     node = next((n for n in analysis.nodes if n.name == ref), None)
     return node.dtype if node is not None else analysis.values.get(ref, (None, None))[1]
 
@@ -545,4 +546,4 @@ FAMILIES = tuple(register_family(f) for f in (
 """The registered row-wise families."""
 
 __all__ = ["FAMILIES", "MAX_SINGLE_BLOCK", "RowStep", "RowwiseFacts", "TritonRowwiseFamily", "kernel_source",
-           "looped_kernel", "row_points", "single_block_kernel", "wrapper_source"]
+           "looped_kernel", "row_points", "single_block_kernel", "value_dtype", "wrapper_source"]

@@ -1,0 +1,325 @@
+"""Fusion move `cuda_rowwise`: a whole row-wise forward (softmax, log_softmax, layer_norm or rms_norm,
+the residual add before a norm, the pointwise ops after) as one CUDA kernel launched from C++.
+
+Why: on the H200 the launch-bound row-wise task (layernorm_gelu_small, 16 x 2048) stopped at about
+20 µs a call with its forward moved into C++ (docs/benchmarks.md, session 5): each ATen op still pays
+the dispatcher and a launch, and a Triton kernel pays its Python launcher. One hand-written kernel
+called from C++ pays one launch and no dispatcher.
+
+How: one block of THREADS threads per row, striding over it; the statistics reduced in warp shuffles
+and one shared-memory step; the row re-read (from L1/L2) in each pass rather than held in
+registers, which suits the small rows this targets. The row's maths is one C++ template shared by
+the CUDA kernel and a serial CPU loop, compiled once per build: off the GPU (CI) the guard checks the
+same maths the GPU runs, and the CUDA build adds only the block reductions. Roundings follow
+`RowwiseFacts` as the Triton row-wise kernels do (an intermediate the reference holds in bf16 is
+rounded to it). KernelBench tasks only (SOL-ExecBench refuses C++ builds in Python solutions).
+Reads `facts["rowwise"]` through triton_rowwise.RowwiseFacts. Budget: 260 lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+from kernelarc.agents.builtin.moves import register_family
+from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, read_facts
+from kernelarc.agents.builtin.moves.triton_rowwise import RowwiseFacts, value_dtype
+from kernelarc.agents.builtin.notation import point_text
+from kernelarc.agents.builtin.pytorch_source import pytorch_module
+from kernelarc.task.model import TaskFormat
+
+OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
+CPP_TYPES = {"float32": "float", "bfloat16": "at::BFloat16", "float16": "at::Half"}
+TORCH_TYPES = {"float32": "at::kFloat", "bfloat16": "at::kBFloat16", "float16": "at::kHalf"}
+ELEMENTS_PER_THREAD = 8
+"""The first point gives each thread about this many columns of a row (2048 columns: 256 threads)."""
+UNARY = {
+    "relu": "fmaxf({x}, 0.0f)",
+    "gelu": "0.5f * {x} * (1.0f + erff({x} * 0.70710678118654752f))",
+    "gelu_tanh": "0.5f * {x} * (1.0f + tanhf(0.79788456080286536f * ({x} + 0.044715f * {x} * {x} * {x})))",
+    "silu": "{x} / (1.0f + expf(-{x}))",
+    "sigmoid": "1.0f / (1.0f + expf(-{x}))",
+    "tanh": "tanhf({x})",
+    "exp": "expf({x})",
+    "log": "logf({x})",
+    "abs": "fabsf({x})",
+    "neg": "(-{x})",
+    "sqrt": "sqrtf({x})",
+    "rsqrt": "(1.0f / sqrtf({x}))",
+}
+"""Pointwise ops on the fp32 value `{x}`, in C++ that compiles for the host and the device alike."""
+BINARY = {"add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}", "div": "{x} / {y}",
+          "maximum": "fmaxf({x}, {y})", "minimum": "fminf({x}, {y})"}
+
+
+def cpp_float(value: float) -> str:
+    """A float literal of C++ (`1e-05f`); ValueError for inf and nan, which have none."""
+    if not math.isfinite(value):
+        raise ValueError(f"the constant {value!r} has no C++ literal")
+    text = repr(float(value))
+    return f"{text}f"
+
+
+def _rounded(name: str, dtype: str) -> str:
+    """fp32 `name` rounded to `dtype` (round to nearest even, as the GPU casts) and kept in fp32."""
+    return f"static_cast<float>(static_cast<{CPP_TYPES[dtype]}>({name}))" if dtype != "float32" else name
+
+
+def _step(facts: RowwiseFacts) -> list[str]:
+    """Statements turning the op's fp32 result `y` at column `i` into what the forward stores."""
+    lines = []
+    held = [facts.dtype, *(row.dtype for row in facts.epilogue)]
+    for row, dtype in zip(facts.epilogue, held):
+        if dtype != "float32":
+            lines.append(f"y = {_rounded('y', dtype)};  // the reference holds {dtype} here")
+        if row.step is None:
+            continue  # a cast: it sets the dtype the next step rounds to
+        step = row.step
+        if step.op == "leaky_relu":
+            expr = f"(y >= 0.0f ? y : y * {cpp_float(step.negative_slope)})"
+        elif step.op in BINARY:
+            other = f"static_cast<float>(a.{row.operand}[i])" if row.operand else cpp_float(step.scalar)
+            expr = BINARY[step.op].format(x="y", y=other)
+        else:
+            expr = UNARY[step.op].format(x="y")
+        lines.append(f"y = {expr};  // {row.describe()}")
+    return lines
+
+
+def operands(facts: RowwiseFacts) -> list[tuple[str, str]]:
+    """(kernel name, source expression) of every tensor the kernel reads, x first."""
+    return [("x", facts.x), *facts.operands()]
+
+
+def row_source(facts: RowwiseFacts, analysis: TaskAnalysis) -> str:
+    """The argument struct and the row template both builds compile (`KA_FN`: nothing or __device__)."""
+    fields = [f"const {CPP_TYPES[value_dtype(analysis, ref)]}* {name};" for name, ref in operands(facts)]
+    fields += [f"{CPP_TYPES[facts.out_dtype]}* y;", "int64_t n_cols;"]
+    load = ["float v = static_cast<float>(a.x[at]);"]
+    if facts.residual:
+        load.append(f"v = {_rounded('v + static_cast<float>(a.residual[at])', facts.x_dtype)};"
+                    "  // the reference adds in x's dtype")
+    if facts.input_round:
+        load.append(f"v = {_rounded('v', facts.input_round)};  // the reference casts x to {facts.input_round}")
+    first, value = {
+        "softmax": ("float m = lanes.max(-INFINITY, [&](int64_t i) { return load(a, base + i); });\n"
+                    "float s = lanes.sum([&](int64_t i) { return expf(load(a, base + i) - m); });",
+                    "expf(load(a, base + i) - m) / s"),
+        "log_softmax": ("float m = lanes.max(-INFINITY, [&](int64_t i) { return load(a, base + i); });\n"
+                        "float s = lanes.sum([&](int64_t i) { return expf(load(a, base + i) - m); });",
+                        "load(a, base + i) - m - logf(s)"),
+        "layer_norm": ("const float mean = lanes.sum([&](int64_t i) { return load(a, base + i); }) / n;\n"
+                       "const float var = lanes.sum([&](int64_t i) { float d = load(a, base + i) - mean; "
+                       "return d * d; }) / n;\n"
+                       f"const float rstd = 1.0f / sqrtf(var + {cpp_float(facts.eps)});",
+                       "(load(a, base + i) - mean) * rstd"),
+        "rms_norm": ("const float ms = lanes.sum([&](int64_t i) { float v = load(a, base + i); return v * v; }) / n;\n"
+                     f"const float rstd = 1.0f / sqrtf(ms + {cpp_float(facts.eps)});",
+                     "load(a, base + i) * rstd"),
+    }[facts.op]
+    affine = (["y = y * static_cast<float>(a.weight[i]);"] if facts.weight else []) + (
+        ["y = y + static_cast<float>(a.bias[i]);"] if facts.bias else [])
+    body = "\n".join([f"float y = {value};", *affine, *_step(facts),
+                      f"a.y[base + i] = static_cast<{CPP_TYPES[facts.out_dtype]}>(y);"])
+    return f"""struct RowArgs {{
+{_indent(chr(10).join(fields))}
+}};
+
+namespace {{
+
+KA_FN inline float load(const RowArgs& a, int64_t at) {{
+{_indent(chr(10).join([*load, "return v;"]))}
+}}
+
+// Row `row` of {facts.formula}; `lanes` splits the columns and reduces over them.
+template <class Lanes>
+KA_FN void row_forward(const Lanes& lanes, const RowArgs& a, int64_t row) {{
+    const int64_t n = a.n_cols, base = row * n;
+{_indent(first)}
+    lanes.each([&](int64_t i) {{
+{_indent(body, 2)}
+    }});
+}}
+
+}}  // namespace
+"""
+
+
+def _indent(text: str, level: int = 1) -> str:
+    return "\n".join(("    " * level + line) if line else line for line in text.splitlines())
+
+
+SERIAL = """namespace {
+// One thread walks the whole row: the CPU build, and the reference for what the block computes.
+struct SerialLanes {
+    int64_t n;
+    template <class F> float sum(F f) const { float s = 0.0f; for (int64_t i = 0; i < n; ++i) s += f(i); return s; }
+    template <class F> float max(float init, F f) const { float m = init; for (int64_t i = 0; i < n; ++i) m = fmaxf(m, f(i)); return m; }
+    template <class F> void each(F f) const { for (int64_t i = 0; i < n; ++i) f(i); }
+};
+}  // namespace
+"""
+BLOCK = """namespace {
+// blockDim.x threads (a multiple of 32) stride over the row; every thread gets each reduction's result.
+template <bool IS_MAX>
+__device__ float block_reduce(float v) {
+    __shared__ float partial[32];
+    for (int o = 16; o > 0; o >>= 1) {
+        const float other = __shfl_xor_sync(0xffffffffu, v, o);
+        v = IS_MAX ? fmaxf(v, other) : v + other;
+    }
+    __syncthreads();  // the previous reduction's readers are done with `partial`
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+    __syncthreads();
+    const unsigned warps = blockDim.x / 32;
+    v = threadIdx.x % 32 < warps ? partial[threadIdx.x % 32] : (IS_MAX ? -INFINITY : 0.0f);
+    for (int o = 16; o > 0; o >>= 1) {
+        const float other = __shfl_xor_sync(0xffffffffu, v, o);
+        v = IS_MAX ? fmaxf(v, other) : v + other;
+    }
+    return v;
+}
+
+struct BlockLanes {
+    int64_t n;
+    template <class F> __device__ float sum(F f) const {
+        float s = 0.0f;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += f(i);
+        return block_reduce<false>(s);
+    }
+    template <class F> __device__ float max(float init, F f) const {
+        float m = init;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, f(i));
+        return block_reduce<true>(m);
+    }
+    template <class F> __device__ void each(F f) const { for (int64_t i = threadIdx.x; i < n; i += blockDim.x) f(i); }
+};
+
+__global__ void rows_kernel(RowArgs a) { row_forward(BlockLanes{a.n_cols}, a, blockIdx.x); }
+}  // namespace
+
+void kernelarc_rows_cuda(const RowArgs& a, int64_t rows, int device) {
+    const c10::cuda::CUDAGuard on(device);
+    rows_kernel<<<static_cast<unsigned>(rows), THREADS, 0, c10::cuda::getCurrentCUDAStream()>>>(a);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+"""
+
+
+def cuda_source(facts: RowwiseFacts, analysis: TaskAnalysis, threads: int) -> str:
+    """The nvcc translation unit: the row template on the device, the kernel and its launcher."""
+    head = ("#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n"
+            "#include <cmath>\n"
+            f"#define KA_FN __device__\nconstexpr int THREADS = {threads};\n")
+    return f"{head}\n{row_source(facts, analysis)}\n{BLOCK}"
+
+
+def cpp_source(facts: RowwiseFacts, analysis: TaskAnalysis) -> str:
+    """The host translation unit: checks, the output, then the CUDA launcher or the serial CPU loop."""
+    names = [name for name, _ in operands(facts)]
+    params = ", ".join(f"const at::Tensor& {n}_in" for n in names)
+    checks, fields = [], []
+    for name, ref in operands(facts):
+        dtype = value_dtype(analysis, ref)
+        checks += [f"const at::Tensor {name} = {name}_in.contiguous();",
+                   f'TORCH_CHECK({name}.scalar_type() == {TORCH_TYPES[dtype]}, "{name}: expected {dtype}");']
+        fields.append(f"{name}.data_ptr<{CPP_TYPES[dtype]}>()")
+    fields += [f"y.data_ptr<{CPP_TYPES[facts.out_dtype]}>()", "n"]
+    return f"""#include <torch/extension.h>
+#include <cmath>
+#define KA_FN
+
+{row_source(facts, analysis)}
+{SERIAL}
+#ifdef KERNELARC_WITH_CUDA
+void kernelarc_rows_cuda(const RowArgs& a, int64_t rows, int device);
+#endif
+
+at::Tensor rows_forward({params}) {{
+{_indent(chr(10).join(checks))}
+    const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+    at::Tensor y = at::empty(x.sizes(), x.options().dtype({TORCH_TYPES[facts.out_dtype]}));
+    const RowArgs a{{{", ".join(fields)}}};
+    if (rows == 0) return y;
+#ifdef KERNELARC_WITH_CUDA
+    if (x.is_cuda()) {{
+        kernelarc_rows_cuda(a, rows, x.get_device());
+        return y;
+    }}
+#endif
+    for (int64_t row = 0; row < rows; ++row) row_forward(SerialLanes{{n}}, a, row);
+    return y;
+}}
+"""
+
+
+def _build(module: str, threads: int) -> str:
+    """Python that builds the extension at import: the CUDA kernel where torch sees a GPU, the serial
+    loop elsewhere. Both names are literal: the guard's build cache keeps builds by the names a source holds."""
+    return f'''_ON_GPU = torch.cuda.is_available()
+_rows = load_inline(
+    name="{module}_cuda" if _ON_GPU else "{module}",
+    cpp_sources=_CPP_SOURCE,
+    cuda_sources=_CUDA_SOURCE if _ON_GPU else None,
+    functions=["rows_forward"],
+    extra_cflags=["-O2"] + (["-DKERNELARC_WITH_CUDA"] if _ON_GPU else []),
+    extra_cuda_cflags=["-O3"],
+    with_cuda=_ON_GPU,
+).rows_forward
+'''
+
+
+class CudaRowwise:
+    """The row-wise forward as one CUDA kernel launched from C++."""
+
+    name = "cuda_rowwise"
+    strategy = "fusion"
+    language = "cuda_cpp"
+
+    def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
+        facts, reason = read_facts(analysis, "rowwise", RowwiseFacts.parse)
+        if facts is not None and facts.op not in OPS:
+            return None, f"{facts.op} is not templated in CUDA (only {', '.join(OPS)})"
+        if facts is not None and facts.sum_output:
+            return None, "a forward that also returns the residual sum is not templated in CUDA"
+        return facts, reason
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        if analysis.task.format is not TaskFormat.KERNELBENCH:
+            return "SOL-ExecBench refuses C++ builds inside Python solutions"
+        return self.facts(analysis)[1]
+
+    def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
+        facts = self.facts(analysis)[0]
+        if facts is None:
+            return []
+        first = min(1024, max(32, next_power_of_2(max(1, facts.cols // ELEMENTS_PER_THREAD))))
+        return [{"THREADS": t} for t in dict.fromkeys((first, max(32, first // 2), min(1024, first * 2)))]
+
+    def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
+        facts, reason = self.facts(analysis)
+        if facts is None:
+            raise ValueError(f"{self.name} cannot render: {reason}")
+        threads = int(params["THREADS"])
+        cuda, cpp = cuda_source(facts, analysis, threads), cpp_source(facts, analysis)
+        module = "kernelarc_cuda_rowwise_" + hashlib.sha256((cuda + cpp).encode()).hexdigest()[:12]
+        what = (f"{facts.op}{' with the residual add' if facts.residual else ''} and "
+                f"{len(facts.epilogue)} pointwise step(s) as one CUDA kernel launched from C++")
+        doc = (f"{what} {point_text(self.name, params)}: {facts.formula}.\n\n{facts.rows} rows x {facts.cols} "
+               f"columns {facts.x_dtype}; one block of {threads} threads per row, fp32 statistics. Generated by "
+               f"kernelarc's built-in fusion agent for {analysis.task.name}. Built at import with load_inline: "
+               "nvcc where torch sees a GPU, else the same row maths as a serial C++ loop (a C++ compiler and ninja).")
+        helpers = f'_CPP_SOURCE = r"""\n{cpp}"""\n\n_CUDA_SOURCE = r"""\n{cuda}"""\n\n{_build(module, threads)}'
+        call = f"_rows({', '.join(ref for _, ref in operands(facts))})"
+        text = f"CUDA {facts.op}" + "".join(f"+{r.step.op if r.step else 'cast'}" for r in facts.epilogue)
+        source = pytorch_module(analysis, doc=doc, body=f"return {call}", helpers=helpers,
+                                imports="from torch.utils.cpp_extension import load_inline\n")
+        return Move(family=self.name, params=dict(params), source=source,
+                    claim=claim(f"{text}: one kernel launched from C++, no dispatcher, {threads} threads per row"))
+
+
+register_family(CudaRowwise())
+
+__all__ = ["CudaRowwise", "cpp_float", "cpp_source", "cuda_source", "row_source"]

@@ -1,0 +1,94 @@
+"""cuda_rowwise: the row-wise forward as one CUDA kernel launched from C++. Off the GPU the same row
+template runs as a serial C++ loop, so the guard checks here the maths the GPU runs (one C++ build,
+30-80 s on 2 cores, per case); nvcc compiles the CUDA side for sm_90 where a CUDA toolkit exists.
+It cannot run here: docs/benchmarks.md records it on the H200."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+from torch.utils.cpp_extension import COMMON_NVCC_FLAGS, include_paths
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.moves import get_family
+from kernelarc.agents.builtin.moves.cuda_rowwise import cpp_float
+from kernelarc.task import load_task
+
+from .builtin_tasks import example_analysis
+from .triton_harness import analysis_for, assert_guard_passes
+
+CASES = ["builtin_rmsnorm_activations", "builtin_rmsnorm_cast_bf16", "builtin_softmax_epilogue",
+         "builtin_layernorm_residual"]
+"""Every pointwise op of the epilogue table, bf16 roundings and a per-column operand, the max-and-sum
+path, and a residual add before a layer norm."""
+FAMILY = get_family("cuda_rowwise")
+SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
+needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
+                                    reason="needs a C++ compiler and ninja")
+
+
+@needs_compiler
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", CASES)
+def test_the_guard_passes_the_row_maths_on_the_cpu(fixture):
+    analysis = analysis_for(fixture)
+    assert FAMILY.applies(analysis) is None
+    assert_guard_passes(FAMILY.render(analysis, FAMILY.space(analysis)[0]), analysis)
+
+
+def test_both_builds_are_named_literally_and_bf16_is_rounded_where_the_reference_holds_it():
+    source = FAMILY.render(analysis_for("builtin_rmsnorm_cast_bf16"), {"THREADS": 128}).source
+    module = re.search(r"kernelarc_cuda_rowwise_[0-9a-f]{12}", source).group(0)
+    assert f'"{module}_cuda" if _ON_GPU else "{module}"' in source  # the build cache keeps builds by name
+    assert "static_cast<float>(static_cast<at::BFloat16>(y))" in source
+    assert "constexpr int THREADS = 128;" in source and "import kernelarc" not in source
+
+
+def test_where_it_does_not_apply_it_says_why():
+    assert FAMILY.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
+    assert FAMILY.applies(analysis_for("builtin_cross_entropy")).startswith("cross_entropy is not templated in CUDA")
+    assert FAMILY.applies(analysis_for("builtin_layernorm_residual_sum")).startswith(
+        "a forward that also returns the residual sum")
+    assert "no rowwise pattern" in FAMILY.applies(analysis_for("builtin_gemm_bias_gelu"))
+
+
+def test_threads_start_near_eight_columns_each():
+    suite = analyze(load_task(SUITE / "layernorm_gelu_small.py"))  # 2048 columns
+    assert FAMILY.space(suite) == [{"THREADS": 256}, {"THREADS": 128}, {"THREADS": 512}]
+    assert FAMILY.space(analysis_for("builtin_layernorm_residual")) == [{"THREADS": 32}, {"THREADS": 64}]  # 48
+    with pytest.raises(ValueError, match="no C\\+\\+ literal"):
+        cpp_float(float("inf"))
+    assert cpp_float(1e-05) == "1e-05f"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_the_kernels_compile_for_sm90(tmp_path):
+    """Every case's CUDA side in one translation unit through nvcc (about a minute on 2 cores)."""
+    heads, bodies = set(), []
+    for i, fixture in enumerate(CASES):
+        analysis = analysis_for(fixture)
+        source = FAMILY.render(analysis, FAMILY.space(analysis)[0]).source
+        cuda = re.search(r'_CUDA_SOURCE = r"""\n(.*?)"""', source, re.S).group(1)
+        lines = cuda.splitlines()
+        heads.update(line for line in lines if line.startswith(("#include", "#define")))
+        bodies.append(f"namespace case_{i} {{\n" + "\n".join(
+            line for line in lines if not line.startswith(("#include", "#define"))) + "\n}\n")
+    unit = tmp_path / "rows.cu"
+    unit.write_text("\n".join(["#include <torch/types.h>", *sorted(heads), *bodies]))
+    # A CPU build of torch ships c10's CUDA headers but not this generated one (CUDA builds make it).
+    stub = tmp_path / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
+    stub.parent.mkdir(parents=True)
+    stub.write_text("#pragma once\n")
+    dirs = [*include_paths(), sysconfig.get_paths()["include"], str(tmp_path / "stub")]
+    done = subprocess.run(["nvcc", "-c", "-std=c++20", *COMMON_NVCC_FLAGS, "-O3", "-gencode=arch=compute_90,code=sm_90",
+                           *(f"-I{d}" for d in dirs), "--keep", f"--keep-dir={tmp_path}", str(unit),
+                           "-o", str(tmp_path / "rows.o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    ptx = "".join(p.read_text() for p in tmp_path.glob("*.ptx"))
+    assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions
