@@ -27,6 +27,18 @@ from campaign.runs import (
 KILL_DEADLINE_S = 300.0
 """Longest wait for the run to reach the kill point (worker start-up is slow on a loaded CPU)."""
 SCRIPTED = [CANDIDATES / f"{name}.py" for name in ("fast", "loop_rows", "wrong", "gated")]
+OPTIMIZE = "from kernelarc.cli.main import main; main()"
+KILLED_REGISTERING = """
+import os, signal
+from kernelarc.memory import Store
+add_candidate = Store.add_candidate
+def add_or_die(self, **row):
+    if row["claim"] == {claim!r}:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    return add_candidate(self, **row)
+Store.add_candidate = add_or_die
+"""
+"""Code that SIGKILLs the run as it registers the candidate claiming `claim`, after the agents before it."""
 
 
 def judged_and_pending(db: Path) -> tuple[int, int]:
@@ -42,12 +54,16 @@ def judged_and_pending(db: Path) -> tuple[int, int]:
         conn.close()
 
 
+def optimize(run_dir: Path, code: str = OPTIMIZE) -> subprocess.Popen:
+    """`kernelarc optimize` of the robust campaign in a subprocess of its own process group, run by `code`."""
+    cmd = [sys.executable, "-c", code, "optimize", str(SLOW_SUM), *ROBUST_ARGS, "--out", str(run_dir)]
+    return subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
 def run_until_killed(run_dir: Path) -> tuple[int, int]:
     """Start the campaign in a subprocess; SIGKILL its process group once one candidate is judged and another waits."""
-    cmd = [sys.executable, "-c", "from kernelarc.cli.main import main; main()", "optimize", str(SLOW_SUM),
-           *ROBUST_ARGS, "--out", str(run_dir)]
-    proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = optimize(run_dir)
     deadline = time.monotonic() + KILL_DEADLINE_S
     try:
         while time.monotonic() < deadline and proc.poll() is None:
@@ -88,6 +104,24 @@ def test_kill_9_then_resume_evaluates_every_candidate_exactly_once(tmp_path, cap
     assert printed == summary and summary["candidates"] == summary["budget"] == 4
     # and the decisions are those of the same campaign run without interruption
     assert decisions(store) == decisions(open_store(robust.run_dir))
+
+
+def test_a_kill_while_a_round_registers_its_candidates_changes_no_decision(tmp_path, capsys, robust):
+    """Killed between two agents' registrations of round 2, the resumed campaign replays that round whole.
+
+    Registered one by one, the first agent's step was kept and the second's lost: the resumed round
+    asked the first for a step past its script, and it retired.
+    """
+    run_dir = tmp_path / "run"
+    proc = optimize(run_dir, KILLED_REGISTERING.format(claim="spawns a process") + OPTIMIZE)  # a1's 2nd
+    assert proc.wait(timeout=KILL_DEADLINE_S) == -signal.SIGKILL, proc.stderr.read()[-2000:]
+    proc.stderr.close()
+    killed = open_store(run_dir)
+    assert len(killed.evaluations()) == 3 and killed.pending_candidates() == []  # baseline, round 1; no round 2
+
+    assert run_app(["optimize", "--resume", str(run_dir), "--json"]) == 0
+    capsys.readouterr()
+    assert decisions(open_store(run_dir)) == decisions(open_store(robust.run_dir))
 
 
 def test_a_reopened_campaign_shows_each_agent_its_stored_verdicts(tmp_path, robust):

@@ -124,3 +124,24 @@ def test_a_process_killed_mid_verdict_leaves_the_candidate_pending(tmp_path):
         assert [f.verdict for f in store.findings()] == [Verdict.REJECT]
         store.record_verdict(killed, keep(), against_incumbent_id=None)  # resume: judge it again
         assert store.pending_candidates() == []
+
+
+KILLED_IN_TRANSACTION = """
+import os, signal, sys
+from kernelarc.memory import Store
+store = Store(sys.argv[1])
+with store.transaction():
+    store.log_event("first")
+    assert [e.kind for e in store.events()] == ["first"]  # a read inside sees the writes so far
+    store.log_event("second")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_process_killed_inside_a_transaction_keeps_none_of_its_writes(tmp_path):
+    path = tmp_path / "c.sqlite"
+    open_campaign(path).close()
+    child = _python(KILLED_IN_TRANSACTION, str(path))
+    assert child.wait(timeout=60) == -9
+    with Store(path) as store:
+        assert store.events() == []

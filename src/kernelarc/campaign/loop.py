@@ -2,8 +2,8 @@
 
 One round, read top to bottom in `Campaign.run`:
   1. every active agent proposes at once (LLM calls overlap; built-in search runs in threads);
-  2. proposals are registered in agent order: duplicates are not evaluated again, a required draft
-     that only re-tunes the incumbent is refused, and the budget cuts the round;
+  2. proposals are registered in agent order, in one transaction: duplicates are not evaluated again,
+     a required draft that only re-tunes the incumbent is refused, and the budget cuts the round;
   3. the registered candidates are evaluated concurrently, serialized per device by its lock;
   4. agents reflect on their verdicts at once;
   5. verdicts are recorded in agent order (evaluation, agent state and finding in one transaction),
@@ -173,6 +173,15 @@ class Campaign:
 
     # -- 2. register ---------------------------------------------------------------------------
     def _register(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal]]) -> list[Submission]:
+        """Count every agent's step of the round or none: resumed, the round is proposed again as a whole.
+
+        One by one, a kill between two agents kept the first's step and lost the second's proposal,
+        so the resumed round asked the first agent for its next step too, out of turn.
+        """
+        with self.store.transaction():
+            return self._register_in_order(proposals)
+
+    def _register_in_order(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal]]) -> list[Submission]:
         submissions = []
         left = self.budget_left()
         for slot, ctx, proposal in proposals:  # agent order: gather keeps it

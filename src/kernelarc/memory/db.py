@@ -2,8 +2,8 @@
 
 One connection per object, guarded by a lock, so several threads and asyncio tasks of one process
 can share it; other processes open their own (WAL lets readers run beside the one writer). Every
-write is one transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any exception), so a
-process killed at any point leaves the file as of its last commit. Budget: 100 lines.
+write is one transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any exception) or part of an
+enclosing `transaction()`, so a killed process leaves the file as of its last commit. Budget: 100 lines.
 """
 
 from __future__ import annotations
@@ -52,9 +52,18 @@ class Database:
             raise StoreError(f"{self.path}: {e}") from None
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Make every read and write inside one transaction: a process killed within keeps none of them."""
+        with self._write():
+            yield
+
+    @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding the database's write lock from its start; rolled back on error."""
         with self._lock:
+            if self._conn.in_transaction:  # inside `transaction()`: its commit or rollback covers this write
+                yield self._conn
+                return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -67,6 +76,9 @@ class Database:
     def _read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: every query inside sees the same snapshot."""
         with self._lock:
+            if self._conn.in_transaction:  # inside `transaction()`: read what it wrote so far
+                yield self._conn
+                return
             self._conn.execute("BEGIN")
             try:
                 yield self._conn
