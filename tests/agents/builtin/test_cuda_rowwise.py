@@ -12,6 +12,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+import torch
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS, include_paths
 
 from kernelarc.agents.builtin.analysis import analyze
@@ -37,7 +38,7 @@ needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("n
 @pytest.mark.parametrize("fixture", CASES)
 def test_the_guard_passes_the_row_maths_on_the_cpu(fixture):
     analysis = analysis_for(fixture)
-    assert FAMILY.applies(analysis) is None
+    assert FAMILY.facts(analysis)[1] is None
     assert_guard_passes(FAMILY.render(analysis, FAMILY.space(analysis)[0]), analysis)
 
 
@@ -50,6 +51,8 @@ def test_both_builds_are_named_literally_and_bf16_is_rounded_where_the_reference
 
 
 def test_where_it_does_not_apply_it_says_why():
+    if not torch.cuda.is_available():
+        assert FAMILY.applies(analysis_for("builtin_softmax_epilogue")) == "a CUDA kernel: no CUDA device is visible"
     assert FAMILY.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
     assert FAMILY.applies(analysis_for("builtin_cross_entropy")).startswith("cross_entropy is not templated in CUDA")
     assert FAMILY.applies(analysis_for("builtin_layernorm_residual_sum")).startswith(

@@ -271,6 +271,14 @@ _rows = load_inline(
 '''
 
 
+def _gpu_reason() -> str | None:
+    """None where torch sees a CUDA device. Off the GPU the candidate would be the serial C++ loop (kept so
+    that the file runs anywhere and CI checks its maths): a build of a minute for nothing."""
+    import torch
+
+    return None if torch.cuda.is_available() else "a CUDA kernel: no CUDA device is visible"
+
+
 class CudaRowwise:
     """The row-wise forward as one CUDA kernel launched from C++."""
 
@@ -289,7 +297,7 @@ class CudaRowwise:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         if analysis.task.format is not TaskFormat.KERNELBENCH:
             return "SOL-ExecBench refuses C++ builds inside Python solutions"
-        return self.facts(analysis)[1]
+        return self.facts(analysis)[1] or _gpu_reason()
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]
