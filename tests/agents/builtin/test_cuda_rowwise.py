@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.cpp_extension import COMMON_NVCC_FLAGS, include_paths
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
-from kernelarc.agents.builtin.moves.cuda_rowwise import cpp_float
+from kernelarc.agents.builtin.moves.cuda_common import cpp_float
 from kernelarc.task import load_task
 
 from .builtin_tasks import example_analysis
+from .cuda_harness import compile_cuda_sides
 from .triton_harness import analysis_for, assert_guard_passes
 
 CASES = ["builtin_rmsnorm_activations", "builtin_rmsnorm_cast_bf16", "builtin_softmax_epilogue",
@@ -73,25 +71,6 @@ def test_threads_start_near_eight_columns_each():
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
 def test_the_kernels_compile_for_sm90(tmp_path):
     """Every case's CUDA side in one translation unit through nvcc (about a minute on 2 cores)."""
-    heads, bodies = set(), []
-    for i, fixture in enumerate(CASES):
-        analysis = analysis_for(fixture)
-        source = FAMILY.render(analysis, FAMILY.space(analysis)[0]).source
-        cuda = re.search(r'_CUDA_SOURCE = r"""\n(.*?)"""', source, re.S).group(1)
-        lines = cuda.splitlines()
-        heads.update(line for line in lines if line.startswith(("#include", "#define")))
-        bodies.append(f"namespace case_{i} {{\n" + "\n".join(
-            line for line in lines if not line.startswith(("#include", "#define"))) + "\n}\n")
-    unit = tmp_path / "rows.cu"
-    unit.write_text("\n".join(["#include <torch/types.h>", *sorted(heads), *bodies]))
-    # A CPU build of torch ships c10's CUDA headers but not this generated one (CUDA builds make it).
-    stub = tmp_path / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
-    stub.parent.mkdir(parents=True)
-    stub.write_text("#pragma once\n")
-    dirs = [*include_paths(), sysconfig.get_paths()["include"], str(tmp_path / "stub")]
-    done = subprocess.run(["nvcc", "-c", "-std=c++20", *COMMON_NVCC_FLAGS, "-O3", "-gencode=arch=compute_90,code=sm_90",
-                           *(f"-I{d}" for d in dirs), "--keep", f"--keep-dir={tmp_path}", str(unit),
-                           "-o", str(tmp_path / "rows.o")], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-4000:]
-    ptx = "".join(p.read_text() for p in tmp_path.glob("*.ptx"))
+    sources = [FAMILY.render(analysis_for(f), FAMILY.space(analysis_for(f))[0]).source for f in CASES]
+    ptx = compile_cuda_sides(sources, tmp_path)
     assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions

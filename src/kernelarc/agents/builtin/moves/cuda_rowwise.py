@@ -19,11 +19,14 @@ Reads `facts["rowwise"]` through triton_rowwise.RowwiseFacts. Budget: 260 lines.
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.cuda_common import (
+    CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, contiguous_inputs, cpp_float, gpu_reason, indent, load_source, rounded,
+    step_expression,
+)
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, read_facts
 from kernelarc.agents.builtin.moves.triton_rowwise import RowwiseFacts, value_dtype
 from kernelarc.agents.builtin.notation import point_text
@@ -31,40 +34,8 @@ from kernelarc.agents.builtin.pytorch_source import pytorch_module
 from kernelarc.task.model import TaskFormat
 
 OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
-CPP_TYPES = {"float32": "float", "bfloat16": "at::BFloat16", "float16": "at::Half"}
-TORCH_TYPES = {"float32": "at::kFloat", "bfloat16": "at::kBFloat16", "float16": "at::kHalf"}
 ELEMENTS_PER_THREAD = 8
 """The first point gives each thread about this many columns of a row (2048 columns: 256 threads)."""
-UNARY = {
-    "relu": "fmaxf({x}, 0.0f)",
-    "gelu": "0.5f * {x} * (1.0f + erff({x} * 0.70710678118654752f))",
-    "gelu_tanh": "0.5f * {x} * (1.0f + tanhf(0.79788456080286536f * ({x} + 0.044715f * {x} * {x} * {x})))",
-    "silu": "{x} / (1.0f + expf(-{x}))",
-    "sigmoid": "1.0f / (1.0f + expf(-{x}))",
-    "tanh": "tanhf({x})",
-    "exp": "expf({x})",
-    "log": "logf({x})",
-    "abs": "fabsf({x})",
-    "neg": "(-{x})",
-    "sqrt": "sqrtf({x})",
-    "rsqrt": "(1.0f / sqrtf({x}))",
-}
-"""Pointwise ops on the fp32 value `{x}`, in C++ that compiles for the host and the device alike."""
-BINARY = {"add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}", "div": "{x} / {y}",
-          "maximum": "fmaxf({x}, {y})", "minimum": "fminf({x}, {y})"}
-
-
-def cpp_float(value: float) -> str:
-    """A float literal of C++ (`1e-05f`); ValueError for inf and nan, which have none."""
-    if not math.isfinite(value):
-        raise ValueError(f"the constant {value!r} has no C++ literal")
-    text = repr(float(value))
-    return f"{text}f"
-
-
-def _rounded(name: str, dtype: str) -> str:
-    """fp32 `name` rounded to `dtype` (round to nearest even, as the GPU casts) and kept in fp32."""
-    return f"static_cast<float>(static_cast<{CPP_TYPES[dtype]}>({name}))" if dtype != "float32" else name
 
 
 def _step(facts: RowwiseFacts) -> list[str]:
@@ -73,18 +44,11 @@ def _step(facts: RowwiseFacts) -> list[str]:
     held = [facts.dtype, *(row.dtype for row in facts.epilogue)]
     for row, dtype in zip(facts.epilogue, held):
         if dtype != "float32":
-            lines.append(f"y = {_rounded('y', dtype)};  // the reference holds {dtype} here")
+            lines.append(f"y = {rounded('y', dtype)};  // the reference holds {dtype} here")
         if row.step is None:
             continue  # a cast: it sets the dtype the next step rounds to
-        step = row.step
-        if step.op == "leaky_relu":
-            expr = f"(y >= 0.0f ? y : y * {cpp_float(step.negative_slope)})"
-        elif step.op in BINARY:
-            other = f"static_cast<float>(a.{row.operand}[i])" if row.operand else cpp_float(step.scalar)
-            expr = BINARY[step.op].format(x="y", y=other)
-        else:
-            expr = UNARY[step.op].format(x="y")
-        lines.append(f"y = {expr};  // {row.describe()}")
+        operand = f"static_cast<float>(a.{row.operand}[i])" if row.operand else None
+        lines.append(f"y = {step_expression(row.step, 'y', operand)};  // {row.describe()}")
     return lines
 
 
@@ -99,10 +63,10 @@ def row_source(facts: RowwiseFacts, analysis: TaskAnalysis) -> str:
     fields += [f"{CPP_TYPES[facts.out_dtype]}* y;", "int64_t n_cols;"]
     load = ["float v = static_cast<float>(a.x[at]);"]
     if facts.residual:
-        load.append(f"v = {_rounded('v + static_cast<float>(a.residual[at])', facts.x_dtype)};"
+        load.append(f"v = {rounded('v + static_cast<float>(a.residual[at])', facts.x_dtype)};"
                     "  // the reference adds in x's dtype")
     if facts.input_round:
-        load.append(f"v = {_rounded('v', facts.input_round)};  // the reference casts x to {facts.input_round}")
+        load.append(f"v = {rounded('v', facts.input_round)};  // the reference casts x to {facts.input_round}")
     first, value = {
         "softmax": ("float m = lanes.max(-INFINITY, [&](int64_t i) { return load(a, base + i); });\n"
                     "float s = lanes.sum([&](int64_t i) { return expf(load(a, base + i) - m); });",
@@ -124,31 +88,27 @@ def row_source(facts: RowwiseFacts, analysis: TaskAnalysis) -> str:
     body = "\n".join([f"float y = {value};", *affine, *_step(facts),
                       f"a.y[base + i] = static_cast<{CPP_TYPES[facts.out_dtype]}>(y);"])
     return f"""struct RowArgs {{
-{_indent(chr(10).join(fields))}
+{indent(chr(10).join(fields))}
 }};
 
 namespace {{
 
 KA_FN inline float load(const RowArgs& a, int64_t at) {{
-{_indent(chr(10).join([*load, "return v;"]))}
+{indent(chr(10).join([*load, "return v;"]))}
 }}
 
 // Row `row` of {facts.formula}; `lanes` splits the columns and reduces over them.
 template <class Lanes>
 KA_FN void row_forward(const Lanes& lanes, const RowArgs& a, int64_t row) {{
     const int64_t n = a.n_cols, base = row * n;
-{_indent(first)}
+{indent(first)}
     lanes.each([&](int64_t i) {{
-{_indent(body, 2)}
+{indent(body, 2)}
     }});
 }}
 
 }}  // namespace
 """
-
-
-def _indent(text: str, level: int = 1) -> str:
-    return "\n".join(("    " * level + line) if line else line for line in text.splitlines())
 
 
 SERIAL = """namespace {
@@ -210,27 +170,16 @@ void kernelarc_rows_cuda(const RowArgs& a, int64_t rows, int device) {
 
 def cuda_source(facts: RowwiseFacts, analysis: TaskAnalysis, threads: int) -> str:
     """The nvcc translation unit: the row template on the device, the kernel and its launcher."""
-    head = ("#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n"
-            "#include <cmath>\n"
-            f"#define KA_FN __device__\nconstexpr int THREADS = {threads};\n")
-    return f"{head}\n{row_source(facts, analysis)}\n{BLOCK}"
+    return f"{CUDA_HEAD}constexpr int THREADS = {threads};\n\n{row_source(facts, analysis)}\n{BLOCK}"
 
 
 def cpp_source(facts: RowwiseFacts, analysis: TaskAnalysis) -> str:
     """The host translation unit: checks, the output, then the CUDA launcher or the serial CPU loop."""
-    names = [name for name, _ in operands(facts)]
-    params = ", ".join(f"const at::Tensor& {n}_in" for n in names)
-    checks, fields = [], []
-    for name, ref in operands(facts):
-        dtype = value_dtype(analysis, ref)
-        checks += [f"const at::Tensor {name} = {name}_in.contiguous();",
-                   f'TORCH_CHECK({name}.scalar_type() == {TORCH_TYPES[dtype]}, "{name}: expected {dtype}");']
-        fields.append(f"{name}.data_ptr<{CPP_TYPES[dtype]}>()")
-    fields += [f"y.data_ptr<{CPP_TYPES[facts.out_dtype]}>()", "n"]
-    return f"""#include <torch/extension.h>
-#include <cmath>
-#define KA_FN
-
+    inputs = [(name, value_dtype(analysis, ref)) for name, ref in operands(facts)]
+    checks, pointers = contiguous_inputs(inputs)
+    params = ", ".join(f"const at::Tensor& {name}_in" for name, _ in inputs)
+    fields = [*pointers, f"y.data_ptr<{CPP_TYPES[facts.out_dtype]}>()", "n"]
+    return f"""{HOST_HEAD}
 {row_source(facts, analysis)}
 {SERIAL}
 #ifdef KERNELARC_WITH_CUDA
@@ -238,7 +187,7 @@ void kernelarc_rows_cuda(const RowArgs& a, int64_t rows, int device);
 #endif
 
 at::Tensor rows_forward({params}) {{
-{_indent(chr(10).join(checks))}
+{indent(chr(10).join(checks))}
     const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
     at::Tensor y = at::empty(x.sizes(), x.options().dtype({TORCH_TYPES[facts.out_dtype]}));
     const RowArgs a{{{", ".join(fields)}}};
@@ -255,36 +204,14 @@ at::Tensor rows_forward({params}) {{
 """
 
 
-def _build(module: str, threads: int) -> str:
-    """Python that builds the extension at import: the CUDA kernel where torch sees a GPU, the serial
-    loop elsewhere. Both names are literal: the guard's build cache keeps builds by the names a source holds."""
-    return f'''_ON_GPU = torch.cuda.is_available()
-_rows = load_inline(
-    name="{module}_cuda" if _ON_GPU else "{module}",
-    cpp_sources=_CPP_SOURCE,
-    cuda_sources=_CUDA_SOURCE if _ON_GPU else None,
-    functions=["rows_forward"],
-    extra_cflags=["-O2"] + (["-DKERNELARC_WITH_CUDA"] if _ON_GPU else []),
-    extra_cuda_cflags=["-O3"],
-    with_cuda=_ON_GPU,
-).rows_forward
-'''
-
-
-def _gpu_reason() -> str | None:
-    """None where torch sees a CUDA device. Off the GPU the candidate would be the serial C++ loop (kept so
-    that the file runs anywhere and CI checks its maths): a build of a minute for nothing."""
-    import torch
-
-    return None if torch.cuda.is_available() else "a CUDA kernel: no CUDA device is visible"
-
-
 class CudaRowwise:
     """The row-wise forward as one CUDA kernel launched from C++."""
 
     name = "cuda_rowwise"
     strategy = "fusion"
     language = "cuda_cpp"
+    slow_to_judge = True
+    """nvcc builds it in about a minute (torch's headers): the search tries cheaper families first."""
 
     def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
         facts, reason = read_facts(analysis, "rowwise", RowwiseFacts.parse)
@@ -297,7 +224,7 @@ class CudaRowwise:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         if analysis.task.format is not TaskFormat.KERNELBENCH:
             return "SOL-ExecBench refuses C++ builds inside Python solutions"
-        return self.facts(analysis)[1] or _gpu_reason()
+        return self.facts(analysis)[1] or gpu_reason()
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]
@@ -319,7 +246,7 @@ class CudaRowwise:
                f"columns {facts.x_dtype}; one block of {threads} threads per row, fp32 statistics. Generated by "
                f"kernelarc's built-in fusion agent for {analysis.task.name}. Built at import with load_inline: "
                "nvcc where torch sees a GPU, else the same row maths as a serial C++ loop (a C++ compiler and ninja).")
-        helpers = f'_CPP_SOURCE = r"""\n{cpp}"""\n\n_CUDA_SOURCE = r"""\n{cuda}"""\n\n{_build(module, threads)}'
+        helpers = f'_CPP_SOURCE = r"""\n{cpp}"""\n\n_CUDA_SOURCE = r"""\n{cuda}"""\n\n{load_source("_rows", module, "rows_forward")}'
         call = f"_rows({', '.join(ref for _, ref in operands(facts))})"
         text = f"CUDA {facts.op}" + "".join(f"+{r.step.op if r.step else 'cast'}" for r in facts.epilogue)
         source = pytorch_module(analysis, doc=doc, body=f"return {call}", helpers=helpers,
@@ -330,4 +257,4 @@ class CudaRowwise:
 
 register_family(CudaRowwise())
 
-__all__ = ["CudaRowwise", "cpp_float", "cpp_source", "cuda_source", "row_source"]
+__all__ = ["CudaRowwise", "cpp_source", "cuda_source", "row_source"]

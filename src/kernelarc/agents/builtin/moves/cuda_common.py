@@ -1,0 +1,106 @@
+"""What the CUDA C++ move families share: C++ types of the task's dtypes, float literals, and pointwise
+maths as C++ that compiles for the host and the device alike (so a family's serial CPU fallback and
+its kernel apply the same expressions). Imports neither torch nor triton. Budget: 130 lines.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kernelarc.agents.builtin.moves.triton_common import BINARY as TRITON_BINARY
+from kernelarc.agents.builtin.moves.triton_common import UNARY as TRITON_UNARY
+from kernelarc.agents.builtin.moves.triton_common import EpilogueStep
+
+CPP_TYPES = {"float32": "float", "bfloat16": "at::BFloat16", "float16": "at::Half"}
+TORCH_TYPES = {"float32": "at::kFloat", "bfloat16": "at::kBFloat16", "float16": "at::kHalf"}
+UNARY = {
+    "relu": "fmaxf({x}, 0.0f)",
+    "gelu": "0.5f * {x} * (1.0f + erff({x} * 0.70710678118654752f))",
+    "gelu_tanh": "0.5f * {x} * (1.0f + tanhf(0.79788456080286536f * ({x} + 0.044715f * {x} * {x} * {x})))",
+    "silu": "{x} / (1.0f + expf(-{x}))",
+    "sigmoid": "1.0f / (1.0f + expf(-{x}))",
+    "tanh": "tanhf({x})",
+    "exp": "expf({x})",
+    "log": "logf({x})",
+    "abs": "fabsf({x})",
+    "neg": "(-{x})",
+    "sqrt": "sqrtf({x})",
+    "rsqrt": "(1.0f / sqrtf({x}))",
+}
+"""Pointwise ops on the fp32 value `{x}`."""
+BINARY = {"add": "{x} + {y}", "sub": "{x} - {y}", "mul": "{x} * {y}", "div": "{x} / {y}",
+          "maximum": "fmaxf({x}, {y})", "minimum": "fminf({x}, {y})"}
+assert UNARY.keys() == TRITON_UNARY.keys() and BINARY.keys() == TRITON_BINARY.keys()  # every parsed step has C++
+
+
+def cpp_float(value: float) -> str:
+    """A float literal of C++ (`1e-05f`); ValueError for inf and nan, which have none."""
+    if not math.isfinite(value):
+        raise ValueError(f"the constant {value!r} has no C++ literal")
+    return f"{float(value)!r}f"
+
+
+def rounded(name: str, dtype: str) -> str:
+    """fp32 `name` rounded to `dtype` (to nearest even, as the GPU casts) and kept in fp32."""
+    return f"static_cast<float>(static_cast<{CPP_TYPES[dtype]}>({name}))" if dtype != "float32" else name
+
+
+def step_expression(step: EpilogueStep, x: str, operand: str | None = None) -> str:
+    """The C++ value of `step` applied to the fp32 `x`; `operand` reads its tensor operand as fp32."""
+    if step.op == "leaky_relu":
+        return f"({x} >= 0.0f ? {x} : {x} * {cpp_float(step.negative_slope)})"
+    if step.op in BINARY:
+        return BINARY[step.op].format(x=x, y=operand if step.tensor else cpp_float(step.scalar))
+    return UNARY[step.op].format(x=x)
+
+
+def contiguous_inputs(inputs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """For (name, dtype) pairs of a host function's `const at::Tensor& <name>_in` arguments: statements
+    making each contiguous as `<name>` and checking its dtype, and each one's typed data pointer."""
+    checks, pointers = [], []
+    for name, dtype in inputs:
+        checks += [f"const at::Tensor {name} = {name}_in.contiguous();",
+                   f'TORCH_CHECK({name}.scalar_type() == {TORCH_TYPES[dtype]}, "{name}: expected {dtype}");']
+        pointers.append(f"{name}.data_ptr<{CPP_TYPES[dtype]}>()")
+    return checks, pointers
+
+
+HOST_HEAD = "#include <torch/extension.h>\n#include <cmath>\n#define KA_FN\n"
+"""The host translation unit's head: KA_FN marks the functions both builds compile (plain C++ here)."""
+CUDA_HEAD = ("#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n"
+             "#include <cmath>\n#define KA_FN __device__\n")
+"""The nvcc translation unit's head: c10's CUDA headers only (ATen's pull in cuBLAS and cuSPARSE)."""
+
+
+def load_source(variable: str, module: str, function: str) -> str:
+    """Python that builds the extension at import into `variable`: the CUDA kernel (`_CUDA_SOURCE`) where
+    torch sees a GPU, the host code (`_CPP_SOURCE`) alone elsewhere. Both build names are literal: the
+    guard's build cache keeps a candidate's builds by the names its source holds."""
+    return f'''_ON_GPU = torch.cuda.is_available()
+{variable} = load_inline(
+    name="{module}_cuda" if _ON_GPU else "{module}",
+    cpp_sources=_CPP_SOURCE,
+    cuda_sources=_CUDA_SOURCE if _ON_GPU else None,
+    functions=["{function}"],
+    extra_cflags=["-O2"] + (["-DKERNELARC_WITH_CUDA"] if _ON_GPU else []),
+    extra_cuda_cflags=["-O3"],
+    with_cuda=_ON_GPU,
+).{function}
+'''
+
+
+def gpu_reason() -> str | None:
+    """None where torch sees a CUDA device. Off the GPU a CUDA family's candidate is its serial C++ fallback
+    (kept so that the file runs anywhere and CI checks its maths): a build of a minute for nothing."""
+    import torch
+
+    return None if torch.cuda.is_available() else "a CUDA kernel: no CUDA device is visible"
+
+
+def indent(text: str, level: int = 1) -> str:
+    """`text` indented by `level` C++ levels of four spaces, blank lines left blank."""
+    return "\n".join(("    " * level + line) if line else line for line in text.splitlines())
+
+
+__all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "contiguous_inputs", "cpp_float",
+           "gpu_reason", "indent", "load_source", "rounded", "step_expression"]

@@ -1,0 +1,67 @@
+"""cuda_small_gemm: a launch-bound GEMM and its epilogue as one CUDA kernel launched from C++. Off the
+GPU the serial C++ fallback applies the same epilogue function, so the guard checks it here (one C++
+build per case, 30-80 s on 2 cores); nvcc compiles the kernels for sm_90 where a CUDA toolkit
+exists. The kernel cannot run here: docs/benchmarks.md records it on the H200."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.moves import get_family
+from kernelarc.task import load_task
+
+from .builtin_tasks import example_analysis
+from .cuda_harness import compile_cuda_sides
+from .triton_harness import analysis_for, assert_guard_passes
+
+CASES = ["builtin_gemm_bias_gelu", "builtin_gemm_skinny_fp16"]
+"""14 rows (a warp's last two rows masked) fp32 with bias and GELU; fp16 with bias, ReLU, a scalar and
+a full residual."""
+FAMILY = get_family("cuda_small_gemm")
+SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
+needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
+                                    reason="needs a C++ compiler and ninja")
+
+
+@needs_compiler
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", CASES)
+def test_the_guard_passes_the_epilogue_on_the_cpu(fixture):
+    analysis = analysis_for(fixture)
+    assert FAMILY.facts(analysis)[1] is None
+    assert_guard_passes(FAMILY.render(analysis, FAMILY.space(analysis)[0]), analysis)
+
+
+def test_the_residual_is_read_per_output_and_the_bias_per_column():
+    source = FAMILY.render(analysis_for("builtin_gemm_skinny_fp16"), {"MR": 16, "NR": 2, "WARPS": 4}).source
+    assert "static_cast<float>(g.bias[n])" in source and "static_cast<float>(g.residual[m * g.n + n])" in source
+    assert 'TORCH_CHECK(residual.numel() == m * n' in source and "using C_T = at::Half;" in source
+    module = re.search(r"kernelarc_cuda_small_gemm_[0-9a-f]{12}", source).group(0)
+    assert f'"{module}_cuda" if _ON_GPU else "{module}"' in source  # the build cache keeps builds by name
+
+
+def test_where_it_does_not_apply_it_says_why():
+    assert FAMILY.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
+    assert FAMILY.applies(analyze(load_task(SUITE / "linear_bias_gelu.py"))).startswith("not launch-bound")
+    assert "939,524,096 FMAs" in FAMILY.applies(analyze(load_task(SUITE / "gemm_decode_skinny.py")))
+    if not torch.cuda.is_available():
+        assert FAMILY.applies(analysis_for("builtin_gemm_bias_gelu")) == "a CUDA kernel: no CUDA device is visible"
+
+
+def test_points_give_a_warp_all_rows_first():
+    assert FAMILY.space(analyze(load_task(SUITE / "mlp_relu_small.py"))) == [
+        {"MR": 32, "NR": 2, "WARPS": 4}, {"MR": 16, "NR": 4, "WARPS": 4}, {"MR": 32, "NR": 1, "WARPS": 8}]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
+def test_the_kernels_compile_for_sm90(tmp_path):
+    sources = [FAMILY.render(analysis_for(f), FAMILY.space(analysis_for(f))[0]).source for f in CASES]
+    ptx = compile_cuda_sides(sources, tmp_path)
+    assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions
