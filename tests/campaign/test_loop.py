@@ -63,6 +63,8 @@ def test_a_duplicate_is_evaluated_once_and_not_counted(mixed):
     (dup,) = store.events("duplicate")
     assert (dup.agent_id, dup.payload["candidate_id"], dup.payload["step"]) == (A1, fast, 1)
     assert store.agent(A1).state.steps == 2  # the duplicate still used a step
+    # stored, not only in memory: a resumed campaign retires an agent after as many idle steps as an unbroken one
+    assert store.agent(A1).state.idle == 1 and store.agent(A0).state.idle == 0
 
 
 def test_budget_counts_candidates_that_reached_the_guard(mixed):

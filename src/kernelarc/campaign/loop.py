@@ -56,8 +56,6 @@ class AgentSlot:
     index: int
     strategy: Strategy
     agent: Agent
-    idle: int = 0
-    """Consecutive steps that produced nothing to evaluate."""
     notes: list[VerdictNote] = field(default_factory=list)
 
 
@@ -193,20 +191,19 @@ class Campaign:
             if left <= 0:
                 break
             candidate = candidate_from_source(proposal.source, self.task, name=f"{slot.id}-s{ctx.step}")
-            stepped = state.model_copy(update={"steps": state.steps + 1})
-            cid, is_new = self.store.add_candidate(
+            seen = self.store.candidate_by_hash(candidate.hash) is not None
+            stepped = state.model_copy(update={"steps": state.steps + 1, "idle": state.idle + 1 if seen else 0})
+            cid, _ = self.store.add_candidate(
                 hash=candidate.hash, source=candidate.source, agent_id=slot.id, strategy=slot.strategy.name,
                 claim=proposal.claim, language=proposal.language, kind=candidate.kind.value,
                 parent_id=proposal.parent_id if proposal.parent_id is not None else state.incumbent_id,
                 agent_state=stepped)
-            if not is_new:
+            if seen:
                 self.store.log_event("duplicate", slot.id, {"step": ctx.step, "candidate_id": cid})
                 self._note_duplicate(slot, cid, proposal.claim)
-                slot.idle += 1
-                if slot.idle >= MAX_IDLE_STEPS:
+                if stepped.idle >= MAX_IDLE_STEPS:
                     self._retire(slot, f"{MAX_IDLE_STEPS} steps in a row with nothing new to evaluate")
                 continue
-            slot.idle = 0
             left -= 1
             submissions.append(Submission(slot, cid, candidate, proposal, ctx, state.incumbent_id))
         return submissions
@@ -227,9 +224,9 @@ class Campaign:
     def _idle(self, slot: AgentSlot, ctx: AgentContext, why: str) -> None:
         """A step that produced nothing to evaluate still counts as the agent's step."""
         state = self.store.agent(slot.id).state
-        self.store.update_agent(slot.id, state.model_copy(update={"steps": state.steps + 1}))
-        slot.idle += 1
-        if slot.idle >= MAX_IDLE_STEPS:
+        idle = state.idle + 1
+        self.store.update_agent(slot.id, state.model_copy(update={"steps": state.steps + 1, "idle": idle}))
+        if idle >= MAX_IDLE_STEPS:
             self._retire(slot, f"{MAX_IDLE_STEPS} steps in a row with nothing to evaluate ({why})")
 
     def _retire(self, slot: AgentSlot, why: str) -> None:

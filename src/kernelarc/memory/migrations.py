@@ -133,6 +133,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     retired INTEGER NOT NULL CHECK (retired IN (0, 1)),
     steps INTEGER NOT NULL CHECK (steps >= 0), -- proposals made: the agent's next step number on resume
     incumbent_speedup REAL NOT NULL CHECK (incumbent_speedup > 0), -- the incumbent's speedup over the reference
+    idle INTEGER NOT NULL DEFAULT 0 CHECK (idle >= 0), -- steps in a row with nothing to evaluate
     created TEXT NOT NULL
 )""")
     conn.execute("""CREATE TABLE candidates (

@@ -85,6 +85,9 @@ class AgentState(Record):
     """Proposals the agent has made; its next step number (a resumed agent continues from here)."""
     incumbent_speedup: float = Field(default=1.0, gt=0)
     """The incumbent's speedup over the reference (KEEP speedups multiplied along the lineage)."""
+    idle: int = Field(default=0, ge=0)
+    """Steps in a row that produced nothing to evaluate (a duplicate, a refused draft, an agent error);
+    stored so that a resumed agent retires when it would have without the interruption."""
 
 
 class AgentRecord(Record):

@@ -40,7 +40,7 @@ def _evaluation(row: sqlite3.Row) -> EvaluationRecord:
 def _agent(row: sqlite3.Row) -> AgentRecord:
     state = AgentState(incumbent_id=row["incumbent_id"], plateau=row["plateau"], drafts=row["drafts"],
                        must_draft=bool(row["must_draft"]), retired=bool(row["retired"]), steps=row["steps"],
-                       incumbent_speedup=row["incumbent_speedup"])
+                       incumbent_speedup=row["incumbent_speedup"], idle=row["idle"])
     return AgentRecord(id=row["id"], strategy=row["strategy"], backend=row["backend"], state=state,
                        created=row["created"])
 
@@ -111,9 +111,9 @@ class Store(Database):
     def _update_agent(conn: sqlite3.Connection, agent_id: str, state: AgentState) -> None:
         cur = conn.execute(
             "UPDATE agents SET incumbent_id = ?, plateau = ?, drafts = ?, must_draft = ?, retired = ?, steps = ?,"
-            " incumbent_speedup = ? WHERE id = ?",
+            " incumbent_speedup = ?, idle = ? WHERE id = ?",
             (state.incumbent_id, state.plateau, state.drafts, int(state.must_draft), int(state.retired), state.steps,
-             state.incumbent_speedup, agent_id))
+             state.incumbent_speedup, state.idle, agent_id))
         if cur.rowcount == 0:
             raise LookupError(f"no agent {agent_id!r} in the store")
 
