@@ -1,15 +1,38 @@
-"""Compiling generated CUDA candidates' device code with nvcc where a CUDA toolkit exists (no GPU needed)."""
+"""What the C++ and CUDA move families' tests share: markers for the compilers they need, the guard on a
+family's first point off the GPU, and nvcc over the candidates' device code (no GPU needed)."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
 
+import pytest
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS, include_paths
 
+from kernelarc.agents.builtin.moves.base import MoveFamily
+
+from .triton_harness import analysis_for, assert_guard_passes
+
+needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
+                                    reason="needs a C++ compiler and ninja")
+needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
 HEAD = ("#include", "#define")
+
+
+def assert_first_point_passes_the_guard(family: MoveFamily, fixture: str) -> None:
+    """Off the GPU: the family serves the fixture (whatever the device) and its first point, built as the
+    serial C++ fallback, passes the full guard."""
+    analysis = analysis_for(fixture)
+    assert family.facts(analysis)[1] is None
+    assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+def first_points(family: MoveFamily, fixtures: list[str]) -> list[str]:
+    """The source of the family's first point for each fixture."""
+    return [family.render(analysis_for(f), family.space(analysis_for(f))[0]).source for f in fixtures]
 
 
 def compile_cuda_sides(sources: list[str], directory: Path) -> str:

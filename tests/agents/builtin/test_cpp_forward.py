@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import operator
 import os
-import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
@@ -21,10 +20,7 @@ from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.task.execute import load_module
 
 from tests.agents.builtin.builtin_tasks import CONV_TASK, EXAMPLES, FAST_GUARD, example_analysis, task_file
-
-needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
-                                    reason="needs a C++ compiler and ninja (torch.utils.cpp_extension)")
-
+from tests.agents.builtin.cuda_harness import needs_compiler
 
 def _task(body: str, init: str = "", inputs: str = "torch.randn(4, 32)") -> str:
     return (f"import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"

@@ -6,7 +6,6 @@ It cannot run here: docs/benchmarks.md records it on the H200."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,10 @@ from kernelarc.agents.builtin.moves.cuda_common import cpp_float
 from kernelarc.task import load_task
 
 from .builtin_tasks import example_analysis
-from .cuda_harness import compile_cuda_sides
-from .triton_harness import analysis_for, assert_guard_passes
+from .cuda_harness import (
+    assert_first_point_passes_the_guard, compile_cuda_sides, first_points, needs_compiler, needs_nvcc,
+)
+from .triton_harness import analysis_for
 
 CASES = ["builtin_rmsnorm_activations", "builtin_rmsnorm_cast_bf16", "builtin_softmax_epilogue",
          "builtin_layernorm_residual"]
@@ -27,17 +28,13 @@ CASES = ["builtin_rmsnorm_activations", "builtin_rmsnorm_cast_bf16", "builtin_so
 path, and a residual add before a layer norm."""
 FAMILY = get_family("cuda_rowwise")
 SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
-needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
-                                    reason="needs a C++ compiler and ninja")
 
 
 @needs_compiler
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", CASES)
 def test_the_guard_passes_the_row_maths_on_the_cpu(fixture):
-    analysis = analysis_for(fixture)
-    assert FAMILY.facts(analysis)[1] is None
-    assert_guard_passes(FAMILY.render(analysis, FAMILY.space(analysis)[0]), analysis)
+    assert_first_point_passes_the_guard(FAMILY, fixture)
 
 
 def test_both_builds_are_named_literally_and_bf16_is_rounded_where_the_reference_holds_it():
@@ -67,10 +64,9 @@ def test_threads_start_near_eight_columns_each():
     assert cpp_float(1e-05) == "1e-05f"
 
 
+@needs_nvcc
 @pytest.mark.slow
-@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
 def test_the_kernels_compile_for_sm90(tmp_path):
     """Every case's CUDA side in one translation unit through nvcc (about a minute on 2 cores)."""
-    sources = [FAMILY.render(analysis_for(f), FAMILY.space(analysis_for(f))[0]).source for f in CASES]
-    ptx = compile_cuda_sides(sources, tmp_path)
+    ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)
     assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions

@@ -6,7 +6,6 @@ exists. The kernel cannot run here: docs/benchmarks.md records it on the H200.""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,25 +16,23 @@ from kernelarc.agents.builtin.moves import get_family
 from kernelarc.task import load_task
 
 from .builtin_tasks import example_analysis
-from .cuda_harness import compile_cuda_sides
-from .triton_harness import analysis_for, assert_guard_passes
+from .cuda_harness import (
+    assert_first_point_passes_the_guard, compile_cuda_sides, first_points, needs_compiler, needs_nvcc,
+)
+from .triton_harness import analysis_for
 
 CASES = ["builtin_gemm_bias_gelu", "builtin_gemm_skinny_fp16"]
 """14 rows (a warp's last two rows masked) fp32 with bias and GELU; fp16 with bias, ReLU, a scalar and
 a full residual."""
 FAMILY = get_family("cuda_small_gemm")
 SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
-needs_compiler = pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")),
-                                    reason="needs a C++ compiler and ninja")
 
 
 @needs_compiler
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", CASES)
 def test_the_guard_passes_the_epilogue_on_the_cpu(fixture):
-    analysis = analysis_for(fixture)
-    assert FAMILY.facts(analysis)[1] is None
-    assert_guard_passes(FAMILY.render(analysis, FAMILY.space(analysis)[0]), analysis)
+    assert_first_point_passes_the_guard(FAMILY, fixture)
 
 
 def test_the_residual_is_read_per_output_and_the_bias_per_column():
@@ -59,9 +56,8 @@ def test_points_give_a_warp_all_rows_first():
         {"MR": 32, "NR": 2, "WARPS": 4}, {"MR": 16, "NR": 4, "WARPS": 4}, {"MR": 32, "NR": 1, "WARPS": 8}]
 
 
+@needs_nvcc
 @pytest.mark.slow
-@pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc")
 def test_the_kernels_compile_for_sm90(tmp_path):
-    sources = [FAMILY.render(analysis_for(f), FAMILY.space(analysis_for(f))[0]).source for f in CASES]
-    ptx = compile_cuda_sides(sources, tmp_path)
+    ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)
     assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions
