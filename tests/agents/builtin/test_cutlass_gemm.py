@@ -82,6 +82,15 @@ def test_b_layout_decides_cutlass_layouts_and_a_skinny_gemm_is_swapped(analyses)
     assert "kernelarc_gemm_run(a2.data_ptr(), b2.data_ptr(), c.data_ptr(), m, n, k" in cpp_source(linear, POINTS[0])
 
 
+
+def test_swizzle_and_raster_order_reach_the_tile_scheduler(analyses):
+    matmul = get_family("cutlass_gemm").facts(analyses["bf16"])[0]
+    plain, swizzled = cuda_source(matmul, POINTS[0]), cuda_source(matmul, POINTS[-1])
+    assert "max_swizzle_size = 1;" in plain and "RasterOrderOptions::Heuristic;" in plain  # compiled by the nvcc test
+    assert "max_swizzle_size = 8;" in swizzled and "RasterOrderOptions::AlongN;" in swizzled
+    with pytest.raises(ValueError, match="raster order 'Diagonal'"):
+        cuda_source(matmul, {**POINTS[0], "raster": "Diagonal"})
+
 @pytest.mark.slow
 def test_off_the_gpu_the_candidate_passes_the_guard_with_the_references_computation(analyses):
     analysis = analyses["linear_bf16"]
