@@ -13,7 +13,7 @@ import torch
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
-from kernelarc.agents.builtin.moves.cuda_common import cpp_float
+from kernelarc.agents.builtin.moves.cuda_common import cpp_float, unreadable
 from kernelarc.task import load_task
 
 from .builtin_tasks import example_analysis
@@ -62,6 +62,8 @@ def test_threads_start_near_eight_columns_each():
     with pytest.raises(ValueError, match="no C\\+\\+ literal"):
         cpp_float(float("inf"))
     assert cpp_float(1e-05) == "1e-05f"
+    assert unreadable([("x", "float32"), ("target", "int64")]) == "target is int64, which the kernel does not read"
+    assert unreadable([("self.w", None)]) == "self.w is of an unknown dtype, which the kernel does not read"
 
 
 @needs_nvcc

@@ -54,6 +54,14 @@ def step_expression(step: EpilogueStep, x: str, operand: str | None = None) -> s
     return UNARY[step.op].format(x=x)
 
 
+def unreadable(inputs: list[tuple[str, str | None]]) -> str | None:
+    """Why a kernel cannot read one of these (source expression, dtype) tensors, or None."""
+    for ref, dtype in inputs:
+        if dtype not in CPP_TYPES:
+            return f"{ref} is {dtype or 'of an unknown dtype'}, which the kernel does not read"
+    return None
+
+
 def contiguous_inputs(inputs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """For (name, dtype) pairs of a host function's `const at::Tensor& <name>_in` arguments: statements
     making each contiguous as `<name>` and checking its dtype, and each one's typed data pointer."""
@@ -103,4 +111,4 @@ def indent(text: str, level: int = 1) -> str:
 
 
 __all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "contiguous_inputs", "cpp_float",
-           "gpu_reason", "indent", "load_source", "rounded", "step_expression"]
+           "gpu_reason", "indent", "load_source", "rounded", "step_expression", "unreadable"]

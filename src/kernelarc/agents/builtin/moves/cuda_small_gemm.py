@@ -24,6 +24,7 @@ from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.cuda_common import (
     CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, contiguous_inputs, gpu_reason, indent, load_source, step_expression,
+    unreadable,
 )
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, operand_names, read_facts
 from kernelarc.agents.builtin.moves.triton_gemm import GEMM_NAMES, GemmFacts
@@ -153,7 +154,9 @@ at::Tensor gemm_forward({params}) {{
     for (int64_t i = 0; i < m; ++i) {{
         for (int64_t j = 0; j < n; ++j) {{
             float y = 0.0f;
-            for (int64_t p = 0; p < k; ++p) y += static_cast<float>(g.a[i * k + p]) * static_cast<float>(g.b[j * k + p]);
+            for (int64_t p = 0; p < k; ++p) {{
+                y += static_cast<float>(g.a[i * k + p]) * static_cast<float>(g.b[j * k + p]);
+            }}
             g.c[i * n + j] = static_cast<{c_type}>(epilogue(g, i, j, y));
         }}
     }}
@@ -179,6 +182,10 @@ class CudaSmallGemm:
             return None, f"{facts.M * facts.N * facts.K:,} FMAs: more than one launch of fp32 FMAs should carry"
         if facts is not None and facts.b_layout != "nk":
             return None, "B stored [K, N]: the lanes would read it strided (only nn.Linear's [N, K] is templated)"
+        if facts is not None:
+            why = unreadable([(ref, dtype) for _, ref, dtype in _operands(facts, analysis)])
+            if why:
+                return None, why
         return facts, reason
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
