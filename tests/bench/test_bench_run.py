@@ -87,6 +87,7 @@ def test_ablation_lists_every_arm(tmp_path):
     assert [(r.arm, r.agents, r.status) for r in results.ablation] == [
         (Arm.SOLO_PRIVATE, 1, RowStatus.COMPLETE), (Arm.SHARED_BOUNDED, 2, RowStatus.COMPLETE),
         (Arm.SHARED_UNBOUNDED, 2, RowStatus.COMPLETE)]
+    assert {r.stop_reason for r in results.ablation} == {"all_agents_retired"}  # the empty script: why each stopped
     data = json.loads((tmp_path / "results.json").read_text())
     assert [a["arm"] for a in data["arms"]] == [arm.value for arm in Arm]
     assert all(a["geomean_speedup"] > 0 for a in data["arms"])

@@ -96,6 +96,14 @@ def test_markdown_states_card_command_method_failures_and_cpu_label(tmp_path):
         assert expected in md, expected
     png = plot_results(results, tmp_path / "results.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Not at an equal candidate budget" not in md
+
+
+def test_markdown_says_when_the_time_limit_cut_ablation_runs_short():
+    cut = run("a", Arm.SHARED_BOUNDED, 0, 1.1).model_copy(update={"stop_reason": "time_limit", "candidates": 7})
+    results = Results(suite="/suites/demo", rows=[], ablation=[run("a", Arm.SOLO_PRIVATE, 0, 1.2), cut])
+    assert ("**Not at an equal candidate budget:** 1 of 2 runs stopped at the time limit before spending their "
+            "budget") in render_markdown(results)
 
 
 def test_tflops_only_for_gpu_timings():

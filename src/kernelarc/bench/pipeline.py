@@ -157,8 +157,8 @@ def run_arm(entry: SuiteTask, options: BenchOptions, arm: Arm, seed_index: int, 
     eager = summary["baselines"].get(EAGER) or {}
     return AblationRun(**common, status=RowStatus.COMPLETE, device=eager.get("device"),
                        timing=best.get("timing") or eager.get("timing"), speedup_vs_eager=best.get("speedup_vs_eager"),
-                       best_ms=best.get("latency_ms"), candidates=summary["candidates"], wall_s=summary["wall_s"],
-                       finished_at=_now())
+                       best_ms=best.get("latency_ms"), candidates=summary["candidates"],
+                       stop_reason=summary["stop_reason"], wall_s=summary["wall_s"], finished_at=_now())
 
 
 __all__ = ["ERROR_LOG", "campaign_summary", "run_arm", "run_task"]

@@ -122,6 +122,10 @@ def render_markdown(results: Results) -> str:
     arms = arm_summaries(results.ablation)
     if results.ablation:
         lines += ["## Ablation", "", ABLATION_METHOD, "", *(_arm_lines(arms) if arms else ["No complete run yet."]), ""]
+        timed_out = [r for r in results.ablation if r.status is RowStatus.COMPLETE and r.stop_reason == "time_limit"]
+        if timed_out:  # the H200's first ablation: a 60 s limit cut every campaign at 5-10 of 12 candidates
+            lines += [f"**Not at an equal candidate budget:** {len(timed_out)} of {len(results.ablation)} runs stopped "
+                      "at the time limit before spending their budget (raise --time-limit).", ""]
         failed_runs = [r for r in results.ablation if r.status is RowStatus.FAILED]
         if failed_runs:
             lines += ["Failed runs:", "",

@@ -133,6 +133,8 @@ class AblationRun(Frozen):
     """The winner's speedup over eager, from its final interleaved measurement."""
     best_ms: float | None = None
     candidates: int | None = None
+    stop_reason: str | None = None
+    """Why the campaign stopped: `budget`, or `time_limit` before its budget was spent."""
     wall_s: float | None = None
     run_dir: str | None = None
     finished_at: str
