@@ -5,11 +5,14 @@ its kernel apply the same expressions). Imports neither torch nor triton. Budget
 
 from __future__ import annotations
 
+import hashlib
 import math
 
+from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.agents.builtin.moves.triton_common import BINARY as TRITON_BINARY
 from kernelarc.agents.builtin.moves.triton_common import UNARY as TRITON_UNARY
 from kernelarc.agents.builtin.moves.triton_common import EpilogueStep
+from kernelarc.agents.builtin.pytorch_source import pytorch_module
 
 CPP_TYPES = {"float32": "float", "bfloat16": "at::BFloat16", "float16": "at::Half"}
 TORCH_TYPES = {"float32": "at::kFloat", "bfloat16": "at::kBFloat16", "float16": "at::kHalf"}
@@ -80,12 +83,21 @@ CUDA_HEAD = ("#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.
 """The nvcc translation unit's head: c10's CUDA headers only (ATen's pull in cuBLAS and cuSPARSE)."""
 
 
-def load_source(variable: str, module: str, function: str) -> str:
-    """Python that builds the extension at import into `variable`: the CUDA kernel (`_CUDA_SOURCE`) where
-    torch sees a GPU, the host code (`_CPP_SOURCE`) alone elsewhere. Both build names are literal: the
-    guard's build cache keeps a candidate's builds by the names its source holds."""
-    return f'''_ON_GPU = torch.cuda.is_available()
-{variable} = load_inline(
+def extension_module(analysis: TaskAnalysis, *, family: str, doc: str, cpp: str, cuda: str, function: str,
+                     args: list[str]) -> str:
+    """A candidate module whose forward returns `function(*args)` of an extension it builds at import: the
+    CUDA kernel (`cuda`) where torch sees a GPU, the host code (`cpp`) alone elsewhere. The build is named
+    after the family and the sources' hash, both names literal: the guard's build cache keeps a
+    candidate's builds by the names its source holds."""
+    module = f"kernelarc_{family}_" + hashlib.sha256((cuda + cpp).encode()).hexdigest()[:12]
+    helpers = f'''_CPP_SOURCE = r"""
+{cpp}"""
+
+_CUDA_SOURCE = r"""
+{cuda}"""
+
+_ON_GPU = torch.cuda.is_available()
+_kernel = load_inline(
     name="{module}_cuda" if _ON_GPU else "{module}",
     cpp_sources=_CPP_SOURCE,
     cuda_sources=_CUDA_SOURCE if _ON_GPU else None,
@@ -95,6 +107,8 @@ def load_source(variable: str, module: str, function: str) -> str:
     with_cuda=_ON_GPU,
 ).{function}
 '''
+    return pytorch_module(analysis, doc=doc, body=f"return _kernel({', '.join(args)})", helpers=helpers,
+                          imports="from torch.utils.cpp_extension import load_inline\n")
 
 
 def gpu_reason() -> str | None:
@@ -111,4 +125,4 @@ def indent(text: str, level: int = 1) -> str:
 
 
 __all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "contiguous_inputs", "cpp_float",
-           "gpu_reason", "indent", "load_source", "rounded", "step_expression", "unreadable"]
+           "extension_module", "gpu_reason", "indent", "rounded", "step_expression", "unreadable"]
