@@ -51,13 +51,22 @@ def test_where_it_does_not_apply_it_says_why():
         assert FAMILY.applies(analysis_for("builtin_gemm_bias_gelu")) == "a CUDA kernel: no CUDA device is visible"
 
 
-def test_points_give_a_warp_all_rows_first():
+def test_points_are_near_square_warp_tiles_capped_at_the_rows():
     assert FAMILY.space(analyze(load_task(SUITE / "mlp_relu_small.py"))) == [
-        {"MR": 32, "NR": 2, "WARPS": 4}, {"MR": 16, "NR": 4, "WARPS": 4}, {"MR": 32, "NR": 1, "WARPS": 8}]
+        {"MR": 8, "NR": 8, "WARPS": 4}, {"MR": 8, "NR": 4, "WARPS": 4}, {"MR": 16, "NR": 4, "WARPS": 4},
+        {"MR": 4, "NR": 8, "WARPS": 8}]
+    assert {p["MR"] for p in FAMILY.space(analysis_for("builtin_gemm_skinny_fp16"))} <= {1, 2, 4, 8, 16}
+
+
+def test_a_lane_reads_16_bytes_of_the_wider_operand_per_step():
+    vec = {case: re.search(r"constexpr int VEC = (\d+);", source).group(1)
+           for case, source in zip(CASES, first_points(FAMILY, CASES))}
+    assert vec == {"builtin_gemm_bias_gelu": "4", "builtin_gemm_skinny_fp16": "8"}
 
 
 @needs_nvcc
 @pytest.mark.slow
 def test_the_kernels_compile_for_sm90(tmp_path):
     ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)
-    assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions
+    assert ptx.count(".entry") == 2 * len(CASES)  # each: the 16-byte-run kernel and the scalar one
+    assert "shfl.sync.bfly" in ptx and "ld.global.v4" in ptx  # warp reductions, 16-byte loads

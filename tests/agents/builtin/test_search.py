@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import torch
+
+from kernelarc.agents.builtin.analysis import analyze
 
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.triton_common import SMEM_PER_BLOCK_BYTES
 from kernelarc.agents.builtin.notation import parse_points, point_text
 from kernelarc.agents.builtin.search import Search
+from kernelarc.task import load_task
 
 from tests.agents.builtin.builtin_tasks import example_analysis
 
 GEMM = "kernelbench/gemm_bias_gelu_small.py"
+SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
 
 
 def _speedup(family: str, params: dict[str, Any]) -> float:
@@ -116,9 +123,23 @@ def test_families_slow_to_judge_get_their_first_try_after_the_others():
     assert firsts[-1] == "torch_compile"
 
 
-def test_the_design_doc_lists_every_registered_family_with_its_strategy():
-    from pathlib import Path
+def _first_tries(task: str) -> list[str]:
+    search = Search(analyze(load_task(SUITE / f"{task}.py")), families_for("fusion") + families_for("memory"), seed=0)
+    firsts = []
+    while (choice := search.next()) is not None and choice[0].name not in firsts:
+        firsts.append(choice[0].name)
+        search.record(choice[0].name, choice[1], 1.0)
+    return firsts
 
+
+def test_on_a_launch_bound_task_the_one_launch_family_gets_the_first_try(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the CUDA families apply only where it is
+    launch_bound, large = _first_tries("layernorm_gelu_small"), _first_tries("softmax_fp32")
+    assert launch_bound[0] == "cuda_rowwise" and get_family("cuda_rowwise").one_launch
+    assert "cuda_rowwise" in large and large[0] != "cuda_rowwise" and len(large) >= 2
+
+
+def test_the_design_doc_lists_every_registered_family_with_its_strategy():
     from kernelarc.agents.builtin.moves import all_families
 
     doc = (Path(__file__).resolve().parents[3] / "docs" / "design.md").read_text()

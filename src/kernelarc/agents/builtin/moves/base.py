@@ -95,6 +95,8 @@ class MoveFamily(Protocol):
     """pytorch, triton or cuda_cpp: a change of family language counts as a draft."""
     # Optional: `slow_to_judge = True` on a family whose candidates take far longer than others to
     # build (torch.compile); the search then gives the other families their first try before it.
+    # Optional: `one_launch = True` on a family whose candidate is the whole forward as one kernel launch;
+    # on a launch-bound task the search gives it its first try before every other family.
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         """None if this family can produce candidates for the task; else one line saying why not."""

@@ -210,6 +210,8 @@ class CudaRowwise:
     language = "cuda_cpp"
     slow_to_judge = True
     """nvcc builds it in about a minute (torch's headers): the search tries cheaper families first."""
+    one_launch = True
+    """The whole forward is this one kernel: on a launch-bound task the search tries it first."""
 
     def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
         facts, reason = read_facts(analysis, "rowwise", RowwiseFacts.parse)

@@ -6,10 +6,11 @@ with the cuBLASLt epilogue called from C++ (docs/benchmarks.md, session 5), agai
 work: the call still pays ATen's dispatcher, and PyTorch's cuBLASLt path builds descriptors and asks
 for a heuristic on every call. A plain kernel launched from C++ pays one launch.
 
-How: each warp owns NR output columns and MR rows and walks K in lane-strided steps (the 32 lanes
-read 32 consecutive elements of each row of A and B: coalesced), keeps the MR x NR partial dot
-products in registers, reduces them across lanes with shuffles, and applies the epilogue once per
-output. fp32 FMAs, no tensor cores: for these shapes the work is a few million FMAs and the cost is
+How: each warp owns NR output columns and MR rows and walks K in lane-strided steps, each lane
+reading a 16-byte run of each row of A and B (the warp reads 512 consecutive bytes: coalesced, and
+few load instructions; a scalar build of the same kernel serves a K or an address that does not
+divide into runs). It keeps the MR x NR partial dot products in registers, reduces them across lanes
+with shuffles, and applies the epilogue once per output. fp32 FMAs, no tensor cores: for these shapes the work is a few million FMAs and the cost is
 the launch. The epilogue is one C++ function shared with a serial CPU fallback, so the guard checks
 its maths off the GPU (CI). B must be nn.Linear's [N, K] layout; KernelBench tasks only (SOL-ExecBench
 refuses C++ builds in Python solutions). Budget: 200 lines.
@@ -18,6 +19,8 @@ refuses C++ builds in Python solutions). Budget: 200 lines.
 from __future__ import annotations
 
 from typing import Any
+
+import torch
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
@@ -37,7 +40,6 @@ MAX_M = 64
 MAX_FMAS = 1 << 27
 """M x N x K at most this (134M FMAs, about 2 µs of the H200's fp32 FMA rate): above it the FMAs, not the
 launch, are the cost (gemm_decode_skinny: 940M, memory-bound on its 117 MB weight: tensor-core territory)."""
-MAX_ROWS_PER_WARP = 32
 
 
 def _operands(facts: GemmFacts, analysis: TaskAnalysis) -> list[tuple[str, str, str]]:
@@ -74,22 +76,39 @@ KA_FN inline float epilogue(const GemmArgs& g, int64_t m, int64_t n, float y) {{
 
 
 KERNEL = """namespace {
-// Warp w of the block owns columns n0 .. n0 + NR - 1 and rows m0 .. m0 + MR - 1 of C.
+// VEC consecutive elements of one row as floats: one 8- or 16-byte load when VEC > 1.
+template <int VEC, typename T>
+__device__ inline void load_run(float (&out)[VEC], const T* p) {
+    struct alignas(sizeof(T) * VEC) Run { T v[VEC]; };
+    const Run run = *reinterpret_cast<const Run*>(p);
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) out[v] = static_cast<float>(run.v[v]);
+}
+
+// Warp w of the block owns columns n0 .. n0 + NR - 1 and rows m0 .. m0 + MR - 1 of C; lane l reads
+// elements l * VEC .. l * VEC + VEC - 1 of every 32 * VEC. Rows and columns past the edge read the
+// last one (no branch in the loop) and are never written.
+template <int VEC>
 __global__ void gemm_kernel(GemmArgs g) {
     const int lane = threadIdx.x % 32;
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * WARPS + threadIdx.x / 32) * NR;
     const int64_t m0 = static_cast<int64_t>(blockIdx.y) * MR;
     if (n0 >= g.n) return;  // n0 is the same for the whole warp: it leaves together
     float acc[MR][NR] = {};
-    for (int64_t k = lane; k < g.k; k += 32) {
-        float b[NR];
+#pragma unroll 2
+    for (int64_t k = lane * VEC; k < g.k; k += 32 * VEC) {
+        float b[NR][VEC];
 #pragma unroll
-        for (int j = 0; j < NR; ++j) b[j] = n0 + j < g.n ? static_cast<float>(g.b[(n0 + j) * g.k + k]) : 0.0f;
+        for (int j = 0; j < NR; ++j) load_run<VEC>(b[j], g.b + min(n0 + j, g.n - 1) * g.k + k);
 #pragma unroll
         for (int i = 0; i < MR; ++i) {
-            const float a = m0 + i < g.m ? static_cast<float>(g.a[(m0 + i) * g.k + k]) : 0.0f;
+            float a[VEC];
+            load_run<VEC>(a, g.a + min(m0 + i, g.m - 1) * g.k + k);
 #pragma unroll
-            for (int j = 0; j < NR; ++j) acc[i][j] += a * b[j];
+            for (int j = 0; j < NR; ++j) {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) acc[i][j] += a[v] * b[j][v];
+            }
         }
     }
 #pragma unroll
@@ -103,12 +122,20 @@ __global__ void gemm_kernel(GemmArgs g) {
         }
     }
 }
+
+bool runs_fit(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 }  // namespace
 
 void kernelarc_gemm_cuda(const GemmArgs& g, int device) {
     const c10::cuda::CUDAGuard on(device);
     const dim3 grid(static_cast<unsigned>((g.n + WARPS * NR - 1) / (WARPS * NR)), static_cast<unsigned>((g.m + MR - 1) / MR));
-    gemm_kernel<<<grid, WARPS * 32, 0, c10::cuda::getCurrentCUDAStream()>>>(g);
+    const auto stream = c10::cuda::getCurrentCUDAStream();
+    // Whole runs of VEC only when K divides into them and both operands start on a run's alignment.
+    if (g.k % VEC == 0 && runs_fit(g.a, sizeof(*g.a) * VEC) && runs_fit(g.b, sizeof(*g.b) * VEC)) {
+        gemm_kernel<VEC><<<grid, WARPS * 32, 0, stream>>>(g);
+    } else {
+        gemm_kernel<1><<<grid, WARPS * 32, 0, stream>>>(g);
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 """
@@ -117,6 +144,8 @@ void kernelarc_gemm_cuda(const GemmArgs& g, int device) {
 def cuda_source(facts: GemmFacts, analysis: TaskAnalysis, params: dict[str, Any]) -> str:
     """The nvcc translation unit: the epilogue on the device, the kernel and its launcher."""
     tiles = "".join(f"constexpr int {key} = {int(params[key])};\n" for key in ("MR", "NR", "WARPS"))
+    widest = max(getattr(torch, dtype).itemsize for _, _, dtype in _operands(facts, analysis)[:2])
+    tiles += f"constexpr int VEC = {16 // widest};  // elements of A and B per lane per step: 16 bytes of the wider\n"
     return f"{CUDA_HEAD}{tiles}using C_T = {CPP_TYPES[facts.dtype]};\n\n{gemm_source(facts, analysis)}\n{KERNEL}"
 
 
@@ -172,6 +201,8 @@ class CudaSmallGemm:
     language = "cuda_cpp"
     slow_to_judge = True
     """nvcc builds it in about a minute (torch's headers): the search tries cheaper families first."""
+    one_launch = True
+    """The whole forward is this one kernel: on a launch-bound task the search tries it first."""
 
     def facts(self, analysis: TaskAnalysis) -> tuple[GemmFacts | None, str | None]:
         facts, reason = read_facts(analysis, "gemm", GemmFacts.parse)
@@ -198,9 +229,12 @@ class CudaSmallGemm:
         facts = self.facts(analysis)[0]
         if facts is None:
             return []
-        rows = min(MAX_ROWS_PER_WARP, next_power_of_2(facts.M))
-        points = [{"MR": rows, "NR": 2, "WARPS": 4}, {"MR": max(1, rows // 2), "NR": 4, "WARPS": 4},
-                  {"MR": rows, "NR": 1, "WARPS": 8}]
+        rows = next_power_of_2(facts.M)
+        # A warp's MR x NR tile costs MR + NR loads per MR * NR FMAs: near-square tiles keep the loads
+        # few and the 64 or fewer accumulators in registers (on the H200, tall 32 x 1 and 32 x 2 tiles
+        # ran 28-53 µs a call on mlp_relu_small, slower than eager: docs/benchmarks.md, session 6).
+        points = [{"MR": min(rows, 8), "NR": 8, "WARPS": 4}, {"MR": min(rows, 8), "NR": 4, "WARPS": 4},
+                  {"MR": min(rows, 16), "NR": 4, "WARPS": 4}, {"MR": min(rows, 4), "NR": 8, "WARPS": 8}]
         return [dict(p) for p in {tuple(sorted(p.items())): p for p in points}.values()]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
