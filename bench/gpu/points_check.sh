@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Judge every point of some built-in families on a lent GPU machine, without a campaign.
 #
-#   bench/gpu/points_check.sh WAIT_S TASK:FAMILY...
+#   bench/gpu/points_check.sh WAIT_S TASK:FAMILY[@I,J...]...   (@: only those points, render_points.py)
 #
 # (SUITE=dir picks the suite, default bench/suites/h200; GPUS=n spreads the candidates over the first
 # n GPUs, one `kernelarc eval` per GPU at a time; DEVICE=cpu runs it all on the CPU, for its test;

@@ -55,6 +55,10 @@ def test_render_points_writes_each_point_of_a_family_or_says_why_not(tmp_path):
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == [f"mlp_relu_small.cpp_forward.{n}.py" for n in range(4)]
     assert "graphed_forward" in (tmp_path / files[0]).read_text()
+    picked = subprocess.run([*script, "bench/suites/h200/mlp_relu_small.py", "cpp_forward@1,3", str(tmp_path / "some")],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert picked.returncode == 0, picked.stderr
+    assert sorted(p.name for p in (tmp_path / "some").iterdir()) == [f"mlp_relu_small.cpp_forward.{n}.py" for n in (1, 3)]
     refused = subprocess.run([*script, "bench/suites/h200/gemm_bf16_4096.py", "cpp_forward", str(tmp_path)],
                              cwd=REPO, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "does not apply to gemm_bf16_4096: not launch-bound" in refused.stderr
