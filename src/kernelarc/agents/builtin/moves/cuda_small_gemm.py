@@ -230,11 +230,12 @@ class CudaSmallGemm:
         if facts is None:
             return []
         rows = next_power_of_2(facts.M)
-        # A warp's MR x NR tile costs MR + NR loads per MR * NR FMAs: near-square tiles keep the loads
-        # few and the 64 or fewer accumulators in registers (on the H200, tall 32 x 1 and 32 x 2 tiles
-        # ran 28-53 µs a call on mlp_relu_small, slower than eager: docs/benchmarks.md, session 6).
-        points = [{"MR": min(rows, 8), "NR": 8, "WARPS": 4}, {"MR": min(rows, 8), "NR": 4, "WARPS": 4},
-                  {"MR": min(rows, 16), "NR": 4, "WARPS": 4}, {"MR": min(rows, 4), "NR": 8, "WARPS": 8}]
+        # A warp's MR x NR tile costs MR + NR loads per MR * NR FMAs, and smaller tiles mean more warps to
+        # hide the loads' latency. On the H200 (mlp_relu_small, docs/benchmarks.md, session 6) 8 x 4 and
+        # 4 x 8 tiles ran 2.1-2.3x over eager, 8 x 8 1.5x, 16 x 4 1.3x; tall 32 x 1 and 32 x 2 tiles
+        # ran slower than eager.
+        points = [{"MR": min(rows, 8), "NR": 4, "WARPS": 4}, {"MR": min(rows, 4), "NR": 8, "WARPS": 8},
+                  {"MR": min(rows, 4), "NR": 4, "WARPS": 4}, {"MR": min(rows, 8), "NR": 8, "WARPS": 4}]
         return [dict(p) for p in {tuple(sorted(p.items())): p for p in points}.values()]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
