@@ -1,6 +1,9 @@
 """How a launch-bound call's latency depends on the way it is timed (run on a GPU machine).
 
-    python bench/gpu/launch_timing_probe.py OUT.json [TASK.py ...]
+    python bench/gpu/launch_timing_probe.py OUT.json [TASK.py[=CANDIDATE.py] ...]
+
+(TASK.py=CANDIDATE.py times the candidate's ModelNew on the task's inputs instead of the reference:
+how much of a candidate's time is its host code, e.g. a CUTLASS GEMM against cuBLAS.)
 
 The guard's medians for microsecond calls spread 30-140% between p20 and p80 on the H200 and moved
 3x between evaluations of one campaign (docs/benchmarks.md). This script times the eager reference
@@ -38,13 +41,21 @@ LOOP_WINDOWS, LOOP_CALLS = 30, 50
 DEFAULT_TASKS = ("bench/suites/h200/mlp_relu_small.py", "bench/suites/h200/layernorm_gelu_small.py")
 
 
-def _load(path: str):
+def _module(path: str):
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def _load(task_spec: str):
+    """A call of the task's Model, or with TASK=CANDIDATE of the candidate's ModelNew, on the task's inputs."""
+    path, _, candidate = task_spec.partition("=")
+    task = _module(path)
+    model_class = _module(candidate).ModelNew if candidate else task.Model
     torch.manual_seed(0)
-    model = module.Model(*module.get_init_inputs()).cuda()
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    model = model_class(*task.get_init_inputs()).cuda()
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
     return lambda: model(*inputs)
 
 
@@ -98,7 +109,7 @@ def _measure(call, flush) -> dict[str, dict[str, float]]:
 def main(out: str, tasks: list[str]) -> None:
     flush_buf = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     flush = flush_buf.zero_
-    calls = {Path(t).stem: _load(t) for t in tasks}
+    calls = {Path(t.split("=")[-1]).stem: _load(t) for t in tasks}
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tasks": {}}
     for name, call in calls.items():
