@@ -12,16 +12,20 @@ import sys
 import time
 from pathlib import Path
 
-from kernelarc.campaign import AgentSlot, Campaign
+import pytest
+
+from kernelarc.campaign import AgentSlot, Campaign, start
 from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.run import DB_NAME
 from kernelarc.cli.main import run_app
 from kernelarc.guard import GuardSettings
+from kernelarc.memory import Store
 from kernelarc.strategies import get_strategy
 from kernelarc.task.loader import load_task
 
 from campaign.runs import (
-    CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store, robust_options, scripted_agents,
+    CANDIDATES, ROBUST_ARGS, SLOW_SUM, decisions, open_store, options, proposal, robust_options, scripted_agents,
+    scripted_backend,
 )
 
 KILL_DEADLINE_S = 300.0
@@ -138,3 +142,30 @@ def test_a_reopened_campaign_shows_each_agent_its_stored_verdicts(tmp_path, robu
         stored = [(r.candidate_id, store.candidate(r.candidate_id).claim, r.evaluation.verdict)
                   for r in store.evaluations(slot.id)]
         assert shown == stored and len(shown) == 2
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL inside the test's own process: nothing after it runs, nothing catches it."""
+
+
+def test_a_failed_step_is_counted_with_its_round_or_not_at_all(tmp_path, monkeypatch):
+    """a0's backend fails while a1 proposes; the run dies registering a1's candidate. a0's failed step
+    must not be counted: resumed, the round is proposed again whole, a0's step included."""
+    def backend_fails(ctx):
+        raise RuntimeError("the model server went away")
+
+    a0, a1 = scripted_agents([backend_fails], [proposal("fast")])
+    add_candidate = Store.add_candidate
+
+    def add_or_die(self, **row):
+        if row["claim"] == "fast":
+            raise Killed
+        return add_candidate(self, **row)
+
+    monkeypatch.setattr(Store, "add_candidate", add_or_die)
+    with pytest.raises(Killed):
+        start(SLOW_SUM, options(agents=2, strategies=("reduction", "memory"), budget=2,
+                                backend=scripted_backend([a0, a1])), tmp_path)
+    store = open_store(tmp_path)
+    assert len(store.events("agent_error")) == 1  # the failure itself is on record
+    assert [a.state.steps for a in store.agents()] == [0, 0] and not any(a.state.idle for a in store.agents())

@@ -74,6 +74,13 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class IdleStep:
+    """A step that gave nothing to evaluate (the backend failed): counted when the round registers."""
+
+    why: str
+
+
+@dataclass(frozen=True)
 class Progress:
     """What a progress display shows after each round."""
 
@@ -125,7 +132,7 @@ class Campaign:
         return reason
 
     # -- 1. propose ----------------------------------------------------------------------------
-    async def _propose(self, slot: AgentSlot) -> tuple[AgentSlot, AgentContext, Proposal] | None:
+    async def _propose(self, slot: AgentSlot) -> tuple[AgentSlot, AgentContext, Proposal | IdleStep] | None:
         ctx = self.context(slot)
         try:
             proposal = await slot.agent.propose(ctx)
@@ -136,8 +143,7 @@ class Campaign:
             raise
         except Exception as e:  # noqa: BLE001 - a backend's failure costs the step, never the campaign
             self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": f"{type(e).__name__}: {e}"[:2000]})
-            self._idle(slot, ctx, f"agent error: {type(e).__name__}")
-            return None
+            return slot, ctx, IdleStep(f"agent error: {type(e).__name__}")
         if proposal is None:
             self._retire(slot, "nothing more to try")
             return None
@@ -170,19 +176,24 @@ class Campaign:
         return found.all
 
     # -- 2. register ---------------------------------------------------------------------------
-    def _register(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal]]) -> list[Submission]:
+    def _register(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal | IdleStep]]) -> list[Submission]:
         """Count every agent's step of the round or none: resumed, the round is proposed again as a whole.
 
         One by one, a kill between two agents kept the first's step and lost the second's proposal,
-        so the resumed round asked the first agent for its next step too, out of turn.
+        so the resumed round asked the first agent for its next step too, out of turn. A failed
+        step is counted here too, not when the backend failed, for the same reason.
         """
         with self.store.transaction():
             return self._register_in_order(proposals)
 
-    def _register_in_order(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal]]) -> list[Submission]:
+    def _register_in_order(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal | IdleStep]]
+                           ) -> list[Submission]:
         submissions = []
         left = self.budget_left()
         for slot, ctx, proposal in proposals:  # agent order: gather keeps it
+            if isinstance(proposal, IdleStep):
+                self._idle(slot, ctx, proposal.why)
+                continue
             state = self.store.agent(slot.id).state
             if state.must_draft and is_parameter_change(proposal.source, ctx.incumbent_source):
                 self.store.log_event("draft_refused", slot.id, {"step": ctx.step, "claim": proposal.claim})
