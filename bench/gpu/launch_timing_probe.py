@@ -19,6 +19,7 @@ It also records how long the process's first and second profiler sessions took (
 CUPTI: what moving the guard's stream probe after timing would add to each evaluation), and runs
 itself once more with TEARDOWN_CUPTI=1 (Kineto then finalizes CUPTI after each session) under
 "teardown_cupti", to see whether that removes the post-profiler overhead and what a restart costs.
+Last, each call's GPU kernels with their grids and blocks ("kernels"): which kernel a library chose.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,6 +108,20 @@ def _measure(call, flush) -> dict[str, dict[str, float]]:
     }
 
 
+def _kernels(call) -> list[dict]:
+    """The GPU kernels one call launches, with their grids and blocks: which kernel a library picked."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        prof.export_chrome_trace(f"{d}/trace.json")
+        events = json.loads(Path(f"{d}/trace.json").read_text()).get("traceEvents", [])
+    return [{"name": e["name"], "grid": e.get("args", {}).get("grid"), "block": e.get("args", {}).get("block"),
+             "us": e.get("dur")} for e in events if e.get("cat") == "kernel"]
+
+
 def main(out: str, tasks: list[str]) -> None:
     flush_buf = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     flush = flush_buf.zero_
@@ -129,6 +145,8 @@ def main(out: str, tasks: list[str]) -> None:
             call()
         torch.cuda.synchronize()
     result["second_profiler_session_s"] = time.perf_counter() - t0  # with TEARDOWN_CUPTI=1: CUPTI's restart
+    for name, call in calls.items():
+        result["tasks"][name]["kernels"] = _kernels(call)
     if os.environ.get("TEARDOWN_CUPTI") != "1":
         again = Path(out).with_suffix(".teardown.json")
         try:
@@ -144,7 +162,10 @@ def main(out: str, tasks: list[str]) -> None:
     print(f"{label}profiler sessions: first {result['first_profiler_session_s']:.2f} s, "
           f"second {result['second_profiler_session_s']:.2f} s")
     for name, phases in result["tasks"].items():
-        for phase, methods in phases.items():
+        for kernel in phases["kernels"]:
+            print(f"{label}{name:22} kernel {kernel['name'][:150]} grid {kernel['grid']} block {kernel['block']}")
+        for phase in ("before_profiler", "after_profiler"):
+            methods = phases[phase]
             row = "  ".join(f"{m} {v['median_ms'] * 1000:.1f} us ({v['spread'] * 100:.0f}%)" for m, v in methods.items())
             print(f"{label}{name:22} {phase:16} {row}")
 
