@@ -45,6 +45,18 @@ def test_both_builds_are_named_literally_and_bf16_is_rounded_where_the_reference
     assert "constexpr int THREADS = 128;" in source and "import kernelarc" not in source
 
 
+def test_on_a_gpu_without_nvcc_it_says_so_instead_of_failing_a_build(monkeypatch, tmp_path):
+    from torch.utils import cpp_extension
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", None)
+    assert FAMILY.applies(analysis_for("builtin_softmax_epilogue")).startswith("a CUDA kernel: torch finds no nvcc")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").touch()
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(tmp_path))
+    assert FAMILY.applies(analysis_for("builtin_softmax_epilogue")) is None
+
+
 def test_where_it_does_not_apply_it_says_why():
     if not torch.cuda.is_available():
         assert FAMILY.applies(analysis_for("builtin_softmax_epilogue")) == "a CUDA kernel: no CUDA device is visible"

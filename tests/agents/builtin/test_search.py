@@ -132,8 +132,14 @@ def _first_tries(task: str) -> list[str]:
     return firsts
 
 
-def test_on_a_launch_bound_task_the_one_launch_family_gets_the_first_try(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the CUDA families apply only where it is
+def test_on_a_launch_bound_task_the_one_launch_family_gets_the_first_try(monkeypatch, tmp_path):
+    from torch.utils import cpp_extension
+
+    # the CUDA families apply only where torch sees a GPU and finds nvcc
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").touch()
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", str(tmp_path))
     launch_bound, large = _first_tries("layernorm_gelu_small"), _first_tries("softmax_fp32")
     assert launch_bound[0] == "cuda_rowwise" and get_family("cuda_rowwise").one_launch
     assert "cuda_rowwise" in large and large[0] != "cuda_rowwise" and len(large) >= 2

@@ -1,12 +1,13 @@
 """What the CUDA C++ move families share: C++ types of the task's dtypes, float literals, and pointwise
 maths as C++ that compiles for the host and the device alike (so a family's serial CPU fallback and
-its kernel apply the same expressions). Imports neither torch nor triton. Budget: 130 lines.
+its kernel apply the same expressions). Imports neither torch nor triton at import. Budget: 150 lines.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from pathlib import Path
 
 from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.agents.builtin.moves.triton_common import BINARY as TRITON_BINARY
@@ -112,11 +113,23 @@ _kernel = load_inline(
 
 
 def gpu_reason() -> str | None:
-    """None where torch sees a CUDA device. Off the GPU a CUDA family's candidate is its serial C++ fallback
-    (kept so that the file runs anywhere and CI checks its maths): a build of a minute for nothing."""
+    """None where torch sees a CUDA device and can build for it. Off the GPU a CUDA family's candidate is
+    its serial C++ fallback (kept so that the file runs anywhere and CI checks its maths): a build of a
+    minute for nothing."""
     import torch
 
-    return None if torch.cuda.is_available() else "a CUDA kernel: no CUDA device is visible"
+    return nvcc_reason() if torch.cuda.is_available() else "a CUDA kernel: no CUDA device is visible"
+
+
+def nvcc_reason() -> str | None:
+    """None where torch's extension builder finds nvcc; without it every CUDA candidate is a failed build
+    (a GPU machine with torch's wheels but no CUDA toolkit)."""
+    from torch.utils import cpp_extension
+
+    home = cpp_extension.CUDA_HOME
+    if home is None or not (Path(home) / "bin" / "nvcc").is_file():
+        return "a CUDA kernel: torch finds no nvcc (install the CUDA toolkit, or set CUDA_HOME to it)"
+    return None
 
 
 def indent(text: str, level: int = 1) -> str:
@@ -125,4 +138,4 @@ def indent(text: str, level: int = 1) -> str:
 
 
 __all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "contiguous_inputs", "cpp_float",
-           "extension_module", "gpu_reason", "indent", "rounded", "step_expression", "unreadable"]
+           "extension_module", "gpu_reason", "indent", "nvcc_reason", "rounded", "step_expression", "unreadable"]

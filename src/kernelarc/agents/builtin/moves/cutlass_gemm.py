@@ -21,6 +21,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.cuda_common import nvcc_reason
 from kernelarc.agents.builtin.moves.triton_gemm import GemmFacts
 from kernelarc.agents.builtin.moves.triton_common import next_power_of_2, read_facts
 from kernelarc.agents.builtin.notation import claim_text, point_text
@@ -236,7 +237,7 @@ def _hopper_reason() -> str | None:
     if not torch.cuda.is_available():
         return "needs an sm_90 GPU (Hopper): no CUDA device is visible"
     major, minor = torch.cuda.get_device_capability()
-    return None if (major, minor) == (9, 0) else f"needs an sm_90 GPU (Hopper), not sm_{major}{minor}"
+    return nvcc_reason() if (major, minor) == (9, 0) else f"needs an sm_90 GPU (Hopper), not sm_{major}{minor}"
 
 
 class CutlassGemm:
