@@ -226,6 +226,16 @@ class Job:
             methods.append(self._time_workload(res, incumbent, callee, flush))
         return TimingMethod.CUPTI.value if TimingMethod.CUPTI.value in methods else methods[0]
 
+    def _probe(self, call, flush, calls: int):
+        """The stream probe of `call`, profiled again (`calls` times at most) while it shows no kernel."""
+        from kernelarc.guard.timing import probe_streams
+
+        for _ in range(calls):
+            probe = self.guarded("RUNTIME_ERROR", probe_streams, call, flush)
+            if probe.n_kernels:
+                break
+        return probe
+
     def _raise_clocks(self, flush) -> None:
         """Keep the card busy for CLOCK_RAMP_S so that timing never starts from idle clocks."""
         end = time.perf_counter() + CLOCK_RAMP_S
@@ -237,7 +247,7 @@ class Job:
     def _time_workload(self, res: dict, incumbent, callee, flush) -> str:
         """Time incumbent and candidate interleaved on one workload; returns the timing method used."""
         from kernelarc.guard.correctness import check_outputs
-        from kernelarc.guard.timing import SideTimer, calls_per_sample, interleaved, probe_streams
+        from kernelarc.guard.timing import SideTimer, calls_per_sample, interleaved
         from kernelarc.guard.types import TimingMethod
 
         torch = self.torch
@@ -252,11 +262,8 @@ class Job:
             for name, side in (("incumbent", incumbent), ("candidate", callee)):
                 side_method[name] = TimingMethod.CPU_WALL
                 if self.on_cuda:
-                    probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
-                    for _ in range(NO_KERNEL_PROBES - 1 if name == "candidate" else 0):
-                        if probe.n_kernels:
-                            break
-                        probe = self.guarded("RUNTIME_ERROR", probe_streams, side.bind(copies[0], specs), flush)
+                    probe = self._probe(side.bind(copies[0], specs), flush,
+                                        calls=NO_KERNEL_PROBES if name == "candidate" else 1)
                     if name == "candidate" and probe.n_kernels == 0:
                         raise CandidateFailure("REWARD_HACK", f"workload {w.uuid}: the candidate launched no GPU kernel")
                     side_method[name] = TimingMethod.CUPTI if probe.side_streams else TimingMethod.CUDA_EVENTS

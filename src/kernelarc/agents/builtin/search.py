@@ -155,7 +155,6 @@ class Search:
         measured = [s for s in self.states.values() if s.tried]
         return max(measured, key=lambda s: s.best_reward).family.name if measured else None
 
-
     def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool]:
         """Untried families get their first try in this order (stable within a rank): on a launch-bound task
         the families that make the whole forward one launch come first, since the launch is the cost there
