@@ -1,6 +1,6 @@
 """What the CUDA C++ move families share: C++ types of the task's dtypes, float literals, and pointwise
 maths as C++ that compiles for the host and the device alike (so a family's serial CPU fallback and
-its kernel apply the same expressions). Imports neither torch nor triton at import. Budget: 150 lines.
+its kernel apply the same expressions). Imports neither torch nor triton at import. Budget: 180 lines.
 """
 
 from __future__ import annotations
@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
+from typing import Any
 
 from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.agents.builtin.moves.triton_common import BINARY as TRITON_BINARY
 from kernelarc.agents.builtin.moves.triton_common import UNARY as TRITON_UNARY
 from kernelarc.agents.builtin.moves.triton_common import EpilogueStep
 from kernelarc.agents.builtin.pytorch_source import pytorch_module
+from kernelarc.task.model import TaskFormat
 
 CPP_TYPES = {"float32": "float", "bfloat16": "at::BFloat16", "float16": "at::Half"}
 TORCH_TYPES = {"float32": "at::kFloat", "bfloat16": "at::kBFloat16", "float16": "at::kHalf"}
@@ -132,10 +134,36 @@ def nvcc_reason() -> str | None:
     return None
 
 
+class OneKernelFamily:
+    """What the families whose candidate is the whole forward as one CUDA kernel launched from C++ share:
+    their place in the catalogue and the search, and where they apply. A subclass reads its `facts`."""
+
+    strategy = "fusion"
+    language = "cuda_cpp"
+    slow_to_judge = True
+    """nvcc builds one in 30-40 s (torch's headers): except on launch-bound tasks (`one_launch`), the
+    search tries cheaper families first."""
+    one_launch = True
+    """The whole forward is this one kernel: on a launch-bound task the search tries it first."""
+
+    def facts(self, analysis: TaskAnalysis) -> tuple[Any, str | None]:
+        """(the family's facts about the task, None) or (None, why it cannot serve it)."""
+        raise NotImplementedError
+
+    def task_reason(self, analysis: TaskAnalysis) -> str | None:
+        """Why the family skips the task before reading its facts; None: it does not."""
+        return None
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        if analysis.task.format is not TaskFormat.KERNELBENCH:
+            return "SOL-ExecBench refuses C++ builds inside Python solutions"
+        return self.task_reason(analysis) or self.facts(analysis)[1] or gpu_reason()
+
+
 def indent(text: str, level: int = 1) -> str:
     """`text` indented by `level` C++ levels of four spaces, blank lines left blank."""
     return "\n".join(("    " * level + line) if line else line for line in text.splitlines())
 
 
-__all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "contiguous_inputs", "cpp_float",
+__all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "OneKernelFamily", "contiguous_inputs", "cpp_float",
            "extension_module", "gpu_reason", "indent", "nvcc_reason", "rounded", "step_expression", "unreadable"]

@@ -23,13 +23,12 @@ from typing import Any
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.cuda_common import (
-    CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, contiguous_inputs, cpp_float, extension_module, gpu_reason, indent,
-    rounded, step_expression, unreadable,
+    CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, OneKernelFamily, contiguous_inputs, cpp_float, extension_module,
+    indent, rounded, step_expression, unreadable,
 )
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, read_facts
 from kernelarc.agents.builtin.moves.triton_rowwise import RowwiseFacts, value_dtype
 from kernelarc.agents.builtin.notation import point_text
-from kernelarc.task.model import TaskFormat
 
 OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
 ELEMENTS_PER_THREAD = 8
@@ -202,17 +201,10 @@ at::Tensor rows_forward({params}) {{
 """
 
 
-class CudaRowwise:
+class CudaRowwise(OneKernelFamily):
     """The row-wise forward as one CUDA kernel launched from C++."""
 
     name = "cuda_rowwise"
-    strategy = "fusion"
-    language = "cuda_cpp"
-    slow_to_judge = True
-    """nvcc builds it in 30-40 s (torch's headers): except on launch-bound tasks (`one_launch`), the search
-    tries cheaper families first."""
-    one_launch = True
-    """The whole forward is this one kernel: on a launch-bound task the search tries it first."""
 
     def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
         facts, reason = read_facts(analysis, "rowwise", RowwiseFacts.parse)
@@ -225,11 +217,6 @@ class CudaRowwise:
             if why:
                 return None, why
         return facts, reason
-
-    def applies(self, analysis: TaskAnalysis) -> str | None:
-        if analysis.task.format is not TaskFormat.KERNELBENCH:
-            return "SOL-ExecBench refuses C++ builds inside Python solutions"
-        return self.facts(analysis)[1] or gpu_reason()
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]

@@ -27,15 +27,13 @@ import torch
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.cuda_common import (
-    CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, contiguous_inputs, extension_module, gpu_reason, indent,
-    step_expression,
-    unreadable,
+    CPP_TYPES, CUDA_HEAD, HOST_HEAD, TORCH_TYPES, OneKernelFamily, contiguous_inputs, extension_module, indent,
+    step_expression, unreadable,
 )
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, operand_names, read_facts
 from kernelarc.agents.builtin.moves.triton_gemm import GEMM_NAMES, GemmFacts
 from kernelarc.agents.builtin.moves.triton_rowwise import value_dtype
 from kernelarc.agents.builtin.notation import point_text
-from kernelarc.task.model import TaskFormat
 
 MAX_M = 64
 """Rows of A this kernel serves: decode and small-batch shapes. Larger GEMMs belong to tensor cores."""
@@ -195,17 +193,10 @@ at::Tensor gemm_forward({params}) {{
 """
 
 
-class CudaSmallGemm:
+class CudaSmallGemm(OneKernelFamily):
     """A few-row GEMM and its epilogue as one CUDA kernel launched from C++."""
 
     name = "cuda_small_gemm"
-    strategy = "fusion"
-    language = "cuda_cpp"
-    slow_to_judge = True
-    """nvcc builds it in 30-40 s (torch's headers): except on launch-bound tasks (`one_launch`), the search
-    tries cheaper families first."""
-    one_launch = True
-    """The whole forward is this one kernel: on a launch-bound task the search tries it first."""
 
     def facts(self, analysis: TaskAnalysis) -> tuple[GemmFacts | None, str | None]:
         facts, reason = read_facts(analysis, "gemm", GemmFacts.parse)
@@ -221,12 +212,10 @@ class CudaSmallGemm:
                 return None, why
         return facts, reason
 
-    def applies(self, analysis: TaskAnalysis) -> str | None:
-        if analysis.task.format is not TaskFormat.KERNELBENCH:
-            return "SOL-ExecBench refuses C++ builds inside Python solutions"
+    def task_reason(self, analysis: TaskAnalysis) -> str | None:
         if not analysis.facts.get("launch_bound"):
             return "not launch-bound: a GEMM this size belongs to tensor cores, not to one launch of FMAs"
-        return self.facts(analysis)[1] or gpu_reason()
+        return None
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts = self.facts(analysis)[0]
