@@ -105,6 +105,21 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
 using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TILE_SCHEDULER>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
+// The current GPU's SM count and how many of this kernel's clusters fit on it at once (occupancy API),
+// asked once per device. Without the cluster count the persistent scheduler sizes its grid from a
+// GH100 floor-plan estimate (18 SMs per GPC), which CUTLASS flags as not optimal.
+cutlass::KernelHardwareInfo hardware_info() {
+    thread_local int device = -1;
+    thread_local cutlass::KernelHardwareInfo info;
+    int current = 0;
+    cudaGetDevice(&current);
+    if (current != device) {
+        info = cutlass::KernelHardwareInfo::make_kernel_hardware_info<Kernel>(current);
+        device = current;
+    }
+    return info;
+}
+
 typename Gemm::Arguments arguments(const void* a, const void* b, void* c, int m, int n, int k) {
     auto stride_a = cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, make_shape(m, k, 1));
     auto stride_b = cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, make_shape(n, k, 1));
@@ -113,10 +128,28 @@ typename Gemm::Arguments arguments(const void* a, const void* b, void* c, int m,
     typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm, {m, n, k, 1},
             {static_cast<const Element*>(a), stride_a, static_cast<const Element*>(b), stride_b},
             {{1.0f, 0.0f}, static_cast<const Element*>(c), stride_c, static_cast<Element*>(c), stride_d}};
+    args.hw_info = hardware_info();
     args.scheduler.max_swizzle_size = SWIZZLE;  // tiles walked in groups of this many: L2 reuse of A and B
     args.scheduler.raster_order = cutlass::gemm::kernel::detail::RasterOrderOptions::RASTER;
     return args;
 }
+
+// The last call's initialized kernel, reused while its operands, output and shape are the same.
+// initialize() encodes a TMA descriptor per operand (they hold the addresses) and sets the kernel's
+// shared-memory attribute: host time that an idle GPU waits for in front of every launch. Calls with
+// a workspace (stream-K) initialize every time, since initialize() also resets the workspace.
+struct Plan {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* c = nullptr;
+    int m = 0, n = 0, k = 0;
+    Gemm gemm;
+
+    bool holds(const void* a_, const void* b_, void* c_, int m_, int n_, int k_) const {
+        return c != nullptr && a == a_ && b == b_ && c == c_ && m == m_ && n == n_ && k == k_;
+    }
+};
+thread_local Plan plan;
 }  // namespace
 
 size_t kernelarc_gemm_workspace(int m, int n, int k) {
@@ -126,12 +159,15 @@ size_t kernelarc_gemm_workspace(int m, int n, int k) {
 // 0 on success, else the cutlass::Status that stopped it.
 int kernelarc_gemm_run(const void* a, const void* b, void* c, int m, int n, int k, void* workspace,
                        cudaStream_t stream) {
-    Gemm gemm;
-    auto args = arguments(a, b, c, m, n, k);
-    cutlass::Status status = gemm.can_implement(args);
-    if (status == cutlass::Status::kSuccess) status = gemm.initialize(args, workspace, stream);
-    if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
-    return static_cast<int>(status);
+    if (workspace != nullptr || !plan.holds(a, b, c, m, n, k)) {
+        plan.c = nullptr;  // no plan until this one is initialized
+        auto args = arguments(a, b, c, m, n, k);
+        cutlass::Status status = plan.gemm.can_implement(args);
+        if (status == cutlass::Status::kSuccess) status = plan.gemm.initialize(args, workspace, stream);
+        if (status != cutlass::Status::kSuccess) return static_cast<int>(status);
+        plan.a = a, plan.b = b, plan.c = c, plan.m = m, plan.n = n, plan.k = k;
+    }
+    return static_cast<int>(plan.gemm.run(stream));
 }
 """
 
@@ -148,9 +184,11 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b) {
     const auto b2 = b.contiguous();
     const int m = a2.size(0), k = a2.size(1), n = B_COLUMNS;
     auto c = at::empty({m, n}, a.options());
-    auto workspace = at::empty({static_cast<int64_t>(kernelarc_gemm_workspace(WORKSPACE_ARGS))},
-                               a.options().dtype(at::kByte));
-    const int status = kernelarc_gemm_run(RUN_ARGS, workspace.data_ptr(), at::cuda::getCurrentCUDAStream());
+    const auto workspace_bytes = static_cast<int64_t>(kernelarc_gemm_workspace(WORKSPACE_ARGS));
+    at::Tensor workspace;  // none for the persistent scheduler: no allocation in front of the launch
+    if (workspace_bytes) workspace = at::empty({workspace_bytes}, a.options().dtype(at::kByte));
+    const int status = kernelarc_gemm_run(RUN_ARGS, workspace_bytes ? workspace.data_ptr() : nullptr,
+                                          at::cuda::getCurrentCUDAStream());
     TORCH_CHECK(status == 0, "CUTLASS GEMM refused or failed: cutlass::Status ", status);
     auto shape = a.sizes().vec();
     shape.back() = n;
