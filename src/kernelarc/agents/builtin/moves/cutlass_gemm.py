@@ -83,7 +83,9 @@ _CUDA = r"""
 
 using namespace cute;
 
-namespace {
+// Named, not anonymous: nvcc's host stub for device_kernel<Kernel> cannot tell an anonymous namespace
+// here from cute's own (cute/atom/mma_traits_sm70.hpp), once `using namespace cute` is in scope.
+namespace kernelarc_gemm {
 using Element = ELEMENT;
 using LayoutA = LAYOUT_A;
 using LayoutB = LAYOUT_B;
@@ -150,7 +152,11 @@ struct Plan {
     }
 };
 thread_local Plan plan;
-}  // namespace
+}  // namespace kernelarc_gemm
+
+using kernelarc_gemm::Gemm;
+using kernelarc_gemm::arguments;
+using kernelarc_gemm::plan;
 
 size_t kernelarc_gemm_workspace(int m, int n, int k) {
     return Gemm::get_workspace_size(arguments(nullptr, nullptr, nullptr, m, n, k));
