@@ -48,6 +48,10 @@ POINTS = (
     {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative", "swizzle": 4},
     {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 4},
     {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 8, "raster": "AlongN"},
+    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative"},
+    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative", "raster": "AlongN"},
+    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "raster": "AlongN"},
+    {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative", "raster": "AlongM"},
 )
 """Tried in this order on GEMMs with more than SKINNY_M rows: the 128x256 cooperative tile first, then
 the other cluster orientations, stream-K (wave quantization: 512 tiles of 4096³ fill 132 SMs 3.9
