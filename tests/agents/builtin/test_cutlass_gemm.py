@@ -54,8 +54,8 @@ def test_it_applies_to_a_plain_16_bit_gemm_and_says_why_not_elsewhere(analyses):
     assert family.facts(analyses["fp32"])[1].startswith("float32 GEMM: this template is for 16-bit")
     assert family.facts(analyses["with_relu"])[1].startswith("the GEMM has an epilogue")
     assert family.applies(example_analysis("sol/rmsnorm_small")).startswith("SOL-ExecBench refuses C++ builds")
-    assert family.space(analyses["bf16"])[0] == {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative",
-                                                 "scheduler": "persistent", "swap_ab": False}
+    assert family.space(analyses["bf16"])[0] == {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative",
+                                                 "raster": "AlongN", "scheduler": "persistent", "swap_ab": False}
 
 
 def _layouts(source: str) -> tuple[str, ...]:
@@ -68,7 +68,7 @@ def test_b_layout_decides_cutlass_layouts_and_a_skinny_gemm_is_swapped(analyses)
     matmul, linear = family.facts(analyses["bf16"])[0], family.facts(analyses["linear_bf16"])[0]
     assert _layouts(cuda_source(matmul, POINTS[0])) == ("RowMajor", "RowMajor", "RowMajor")  # B [K, N]: N-major
     assert _layouts(cuda_source(linear, POINTS[0])) == ("RowMajor", "ColumnMajor", "RowMajor")  # B [N, K]: K-major
-    source = cuda_source(matmul, POINTS[4])
+    source = cuda_source(matmul, {"tile": "64x256x64", "cluster": "2x1", "schedule": "pingpong"})
     assert "Shape<_64, _256, _64>" in source and "KernelTmaWarpSpecializedPingpong" in source
     assert "ELEMENT" not in source and "cutlass::bfloat16_t" in source
     # 16 rows: C^T = B^T A^T, the weight on the wgmma M side, a 16-wide N tile, C^T column-major
@@ -85,8 +85,10 @@ def test_b_layout_decides_cutlass_layouts_and_a_skinny_gemm_is_swapped(analyses)
 
 def test_swizzle_and_raster_order_reach_the_tile_scheduler(analyses):
     matmul = get_family("cutlass_gemm").facts(analyses["bf16"])[0]
-    plain, swizzled = cuda_source(matmul, POINTS[0]), cuda_source(matmul, POINTS[-1])
-    assert "max_swizzle_size = 1;" in plain and "RasterOrderOptions::Heuristic;" in plain  # compiled by the nvcc test
+    plain = cuda_source(matmul, {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative"})
+    swizzled = cuda_source(matmul, {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 8,
+                                    "raster": "AlongN"})
+    assert "max_swizzle_size = 1;" in plain and "RasterOrderOptions::Heuristic;" in plain
     assert "max_swizzle_size = 8;" in swizzled and "RasterOrderOptions::AlongN;" in swizzled
     with pytest.raises(ValueError, match="raster order 'Diagonal'"):
         cuda_source(matmul, {**POINTS[0], "raster": "Diagonal"})

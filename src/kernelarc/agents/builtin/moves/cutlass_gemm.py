@@ -38,25 +38,28 @@ SCHEDULES = {
 }
 """Mainloop and epilogue schedule per point: two consumer warpgroups on one tile, or alternating tiles."""
 POINTS = (
-    {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative"},
-    {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative"},
-    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative"},
-    {"tile": "128x256x64", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk"},
-    {"tile": "64x256x64", "cluster": "2x1", "schedule": "pingpong"},
-    {"tile": "128x128x64", "cluster": "2x1", "schedule": "pingpong"},
-    {"tile": "128x128x64", "cluster": "1x2", "schedule": "cooperative"},
-    {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative", "swizzle": 4},
-    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 4},
-    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 8, "raster": "AlongN"},
-    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative"},
-    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative", "raster": "AlongN"},
     {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "raster": "AlongN"},
+    {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative"},
+    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative", "raster": "AlongN"},
     {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative", "raster": "AlongM"},
+    {"tile": "256x128x64", "cluster": "1x2", "schedule": "cooperative"},
+    {"tile": "128x256x64", "cluster": "2x1", "schedule": "cooperative"},
+    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 4},
+    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative"},
+    {"tile": "128x256x64", "cluster": "1x2", "schedule": "cooperative", "swizzle": 4},
+    {"tile": "128x128x64", "cluster": "2x1", "schedule": "pingpong"},
+    {"tile": "128x256x64", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk"},
+    {"tile": "256x128x64", "cluster": "2x1", "schedule": "cooperative", "swizzle": 8, "raster": "AlongN"},
+    {"tile": "64x256x64", "cluster": "2x1", "schedule": "pingpong"},
+    {"tile": "128x128x64", "cluster": "1x2", "schedule": "cooperative"},
 )
-"""Tried in this order on GEMMs with more than SKINNY_M rows: the 128x256 cooperative tile first, then
-the other cluster orientations, stream-K (wave quantization: 512 tiles of 4096³ fill 132 SMs 3.9
-times), then smaller tiles; last, the two fastest against cuBLAS on the H200 (0.93-0.95x, session 5)
-with their tiles walked in swizzled groups (not measured yet). Unnamed keys take DEFAULTS."""
+"""Tried in this order on GEMMs with more than SKINNY_M rows: the order the H200 ranked them on the bf16
+4096³ GEMM (0.97x of cuBLAS down to 0.89x, one guard evaluation each, docs/benchmarks.md). cuBLAS runs
+nvjet_sm90_tst_256x128_64x4_1x2 there (a 256x128x64 tile, 4 stages, 2-CTA clusters), so the first
+points are the 256x128 and 128x256 cooperative tiles with 2-CTA clusters and each raster order; then
+swizzled tile walks, stream-K (512 tiles of 4096³ fill 132 SMs 3.9 times) and smaller tiles. The
+spread between neighbours (1-3%) is within the guard's noise on this GEMM (5-22%). Unnamed keys take
+DEFAULTS."""
 SKINNY_M = 64
 SKINNY_POINTS = (
     {"tile": "128xNx128", "cluster": "1x1", "schedule": "cooperative", "scheduler": "streamk", "swap_ab": True},
@@ -139,28 +142,10 @@ typename Gemm::Arguments arguments(const void* a, const void* b, void* c, int m,
     args.scheduler.raster_order = cutlass::gemm::kernel::detail::RasterOrderOptions::RASTER;
     return args;
 }
-
-// The last call's initialized kernel, reused while its operands, output and shape are the same.
-// initialize() encodes a TMA descriptor per operand (they hold the addresses) and sets the kernel's
-// shared-memory attribute: host time that an idle GPU waits for in front of every launch. Calls with
-// a workspace (stream-K) initialize every time, since initialize() also resets the workspace.
-struct Plan {
-    const void* a = nullptr;
-    const void* b = nullptr;
-    void* c = nullptr;
-    int m = 0, n = 0, k = 0;
-    Gemm gemm;
-
-    bool holds(const void* a_, const void* b_, void* c_, int m_, int n_, int k_) const {
-        return c != nullptr && a == a_ && b == b_ && c == c_ && m == m_ && n == n_ && k == k_;
-    }
-};
-thread_local Plan plan;
 }  // namespace kernelarc_gemm
 
 using kernelarc_gemm::Gemm;
 using kernelarc_gemm::arguments;
-using kernelarc_gemm::plan;
 
 size_t kernelarc_gemm_workspace(int m, int n, int k) {
     return Gemm::get_workspace_size(arguments(nullptr, nullptr, nullptr, m, n, k));
@@ -169,15 +154,12 @@ size_t kernelarc_gemm_workspace(int m, int n, int k) {
 // 0 on success, else the cutlass::Status that stopped it.
 int kernelarc_gemm_run(const void* a, const void* b, void* c, int m, int n, int k, void* workspace,
                        cudaStream_t stream) {
-    if (workspace != nullptr || !plan.holds(a, b, c, m, n, k)) {
-        plan.c = nullptr;  // no plan until this one is initialized
-        auto args = arguments(a, b, c, m, n, k);
-        cutlass::Status status = plan.gemm.can_implement(args);
-        if (status == cutlass::Status::kSuccess) status = plan.gemm.initialize(args, workspace, stream);
-        if (status != cutlass::Status::kSuccess) return static_cast<int>(status);
-        plan.a = a, plan.b = b, plan.c = c, plan.m = m, plan.n = n, plan.k = k;
-    }
-    return static_cast<int>(plan.gemm.run(stream));
+    Gemm gemm;
+    auto args = arguments(a, b, c, m, n, k);
+    cutlass::Status status = gemm.can_implement(args);
+    if (status == cutlass::Status::kSuccess) status = gemm.initialize(args, workspace, stream);
+    if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
+    return static_cast<int>(status);
 }
 """
 
@@ -194,11 +176,9 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b) {
     const auto b2 = b.contiguous();
     const int m = a2.size(0), k = a2.size(1), n = B_COLUMNS;
     auto c = at::empty({m, n}, a.options());
-    const auto workspace_bytes = static_cast<int64_t>(kernelarc_gemm_workspace(WORKSPACE_ARGS));
-    at::Tensor workspace;  // none for the persistent scheduler: no allocation in front of the launch
-    if (workspace_bytes) workspace = at::empty({workspace_bytes}, a.options().dtype(at::kByte));
-    const int status = kernelarc_gemm_run(RUN_ARGS, workspace_bytes ? workspace.data_ptr() : nullptr,
-                                          at::cuda::getCurrentCUDAStream());
+    auto workspace = at::empty({static_cast<int64_t>(kernelarc_gemm_workspace(WORKSPACE_ARGS))},
+                               a.options().dtype(at::kByte));
+    const int status = kernelarc_gemm_run(RUN_ARGS, workspace.data_ptr(), at::cuda::getCurrentCUDAStream());
     TORCH_CHECK(status == 0, "CUTLASS GEMM refused or failed: cutlass::Status ", status);
     auto shape = a.sizes().vec();
     shape.back() = n;
