@@ -165,5 +165,6 @@ def indent(text: str, level: int = 1) -> str:
     return "\n".join(("    " * level + line) if line else line for line in text.splitlines())
 
 
-__all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "OneKernelFamily", "contiguous_inputs", "cpp_float",
-           "extension_module", "gpu_reason", "indent", "nvcc_reason", "rounded", "step_expression", "unreadable"]
+__all__ = ["BINARY", "CPP_TYPES", "CUDA_HEAD", "HOST_HEAD", "TORCH_TYPES", "UNARY", "OneKernelFamily",
+           "contiguous_inputs", "cpp_float", "extension_module", "gpu_reason", "indent", "nvcc_reason", "rounded",
+           "step_expression", "unreadable"]
