@@ -247,7 +247,6 @@ def test_destination_outputs_are_fresh_per_bind():
 @pytest.mark.gpu
 def test_poisoned_allocator_hands_nan_to_an_unwritten_empty():
     device = torch.device("cuda")
-    expected = [torch.zeros(1024, 1024, device=device)]
-    poison_allocator(expected, device)
+    poison_allocator([((1024, 1024), torch.float32)], device)
     stale = torch.empty(1024, 1024, device=device)
     assert bool(stale.isnan().all())

@@ -24,7 +24,7 @@ from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings,
 from kernelarc.agents.llm import Completion, Message, ModelCallError, llm_factory
 from kernelarc.agents.protocol import AgentContext, AgentFactory, register_backend
 from kernelarc.agents.usage import CallRecorder
-from kernelarc.guard.runner import ENV_ALLOWLIST
+from kernelarc.guard.sides import ENV_ALLOWLIST
 from kernelarc.memory.llm_calls import CallKind
 
 PROMPT_FILE = "prompt.md"

@@ -60,6 +60,8 @@ class BenchOptions(BaseModel):
     a task's result would depend on the tasks (and suites) run before it."""
     compile_baselines: bool = True
     """Measure torch.compile (default and max-autotune-no-cudagraphs); off only for quick CPU runs."""
+    unsafe_no_sandbox: bool = False
+    """Judge LLM and coding-agent candidates even where no OS sandbox can start."""
     rounds: int | None = Field(default=None, ge=1)
     """Correctness rounds per workload (None: the task's default)."""
 
@@ -73,7 +75,8 @@ class BenchOptions(BaseModel):
         return CampaignOptions(
             agents=self.agents, backend=self.backend, backend_options=self.backend_options, budget=self.budget,
             time_limit_s=self.time_limit_s, memory=self.memory, longterm=self.longterm, device=self.device,
-            seed=self.seed, compile_baseline=self.compile_baselines, rounds=self.rounds)
+            seed=self.seed, compile_baseline=self.compile_baselines, rounds=self.rounds,
+            unsafe_no_sandbox=self.unsafe_no_sandbox)
 
     def arm_options(self, arm: Arm, seed_index: int) -> CampaignOptions:
         """The options of one ablation campaign: `arm` at seed `seed + seed_index`, never long-term memory

@@ -21,7 +21,7 @@ from kernelarc.bench.suite import SuiteTask
 from kernelarc.campaign import CampaignOptions, resume, start
 from kernelarc.campaign.baselines import COMPILE, EAGER
 from kernelarc.campaign.executor import evaluation_seed
-from kernelarc.campaign.run import DB_NAME
+from kernelarc.campaign.run import DB_NAME, campaign_isolation
 from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate, resolve_device
 from kernelarc.guard.candidate import stored_candidate
@@ -85,11 +85,14 @@ def _baseline(entry: dict | None, final_ms: float | None) -> BaselineResult:
                           compile_s=entry["compile_s"], reason=entry["reason"])
 
 
-def _max_autotune(task: Task, winner: Candidate | None, options: BenchOptions) -> tuple[BaselineResult, Evaluation]:
-    """torch.compile max-autotune judged against the winner (against the reference when there is none)."""
+def _max_autotune(task: Task, winner: Candidate | None, options: BenchOptions,
+                  run_dir: Path) -> tuple[BaselineResult, Evaluation]:
+    """torch.compile max-autotune judged against the winner (against the reference when there is none),
+    with the winner's side isolated as in its campaign."""
     candidate = compile_mode_candidate(task, MAX_AUTOTUNE_MODE)
     settings = GuardSettings(rounds=options.rounds, seed=evaluation_seed(options.seed, candidate, winner))
-    ev = evaluate(task, candidate, winner, device=resolve_device(options.device), settings=settings, trusted=True)
+    ev = evaluate(task, candidate, winner, device=resolve_device(options.device), settings=settings, trusted=True,
+                  isolation_=campaign_isolation(options.campaign_options(), run_dir))
     return BaselineResult(status=ev.status.value, latency_ms=ev.latency_ms, compile_s=ev.compile_s,
                           reason=ev.reason), ev
 
@@ -120,7 +123,7 @@ def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
         winner = _winner(task_dir / "campaign", task, best["candidate_id"]) if best else None
         max_autotune, vs_max_autotune = BaselineResult(status=SKIPPED), None
         if options.compile_baselines:
-            max_autotune, ev = _max_autotune(task, winner, options)
+            max_autotune, ev = _max_autotune(task, winner, options, task_dir / "campaign")
             wall_s += ev.wall_s or 0.0
             if winner is not None and ev.correct:
                 vs_max_autotune = 1.0 / ev.speedup

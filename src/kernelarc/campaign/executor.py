@@ -1,8 +1,10 @@
 """The seam between the campaign and evaluation: submit a candidate, get its Evaluation back.
 
-`LocalExecutor` runs the guard in worker processes on this machine, one lock per device (one GPU:
-one evaluation at a time, so timings never overlap). A cluster executor (Ray actors per GPU) would
-implement the same `evaluate` coroutine; nothing else in the campaign would change.
+`LocalExecutor` runs the guard's side processes on this machine through one `Judge` (warm sides, the
+reference side kept per device, extension builds kept per candidate). Evaluations on one device run
+one at a time: here by an asyncio lock per device, across processes by the guard's device lock. A
+cluster executor (Ray actors per GPU) would implement the same `evaluate` coroutine; nothing else in
+the campaign would change.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate
+from kernelarc.guard import Candidate, Evaluation, GuardSettings
 from kernelarc.guard.build_cache import BuildCache
-from kernelarc.guard.runner import WarmPool
+from kernelarc.guard.judge import Isolation, Judge
 from kernelarc.task.model import Task
 
 
@@ -38,18 +40,16 @@ class Executor(Protocol):
 class LocalExecutor:
     """Guard evaluations in local worker processes, serialized per device by a lock."""
 
-    def __init__(self, task: Task, devices: list[str], settings: GuardSettings):
+    def __init__(self, task: Task, devices: list[str], settings: GuardSettings, isolation: Isolation | None = None):
         self.task = task
         self.devices = devices
         self.settings = settings
         self._locks = {d: asyncio.Lock() for d in devices}
         self._builds_dir = tempfile.TemporaryDirectory(prefix="kernelarc-builds-")
-        self._builds = BuildCache(Path(self._builds_dir.name))
-        """Each candidate's extension builds, for the later evaluations it takes part in (close() removes them)."""
-        self._pool = WarmPool(self._builds.worker_extensions)
-        """A started worker waits per device while the current evaluation runs (close() ends them)."""
+        self.judge = Judge(task, isolation_=isolation, build_cache=BuildCache(Path(self._builds_dir.name)))
+        """Started sides wait per device while the current evaluation runs (close() ends them)."""
         self.lock_held_s = {d: 0.0 for d in devices}
-        """Seconds each device's lock was held (correctness + timing + worker start-up)."""
+        """Seconds each device's lock was held (evaluations, waits for other processes included)."""
 
     async def evaluate(self, candidate: Candidate, incumbent: Candidate | None, *, slot: int, seed: int,
                        trusted: bool = False) -> Evaluation:
@@ -58,15 +58,14 @@ class LocalExecutor:
         async with self._locks[device]:
             t0 = time.monotonic()
             try:
-                return await asyncio.to_thread(evaluate, self.task, candidate, incumbent, device=device,
-                                               settings=settings, trusted=trusted, pool=self._pool,
-                                               build_cache=self._builds)
+                return await asyncio.to_thread(self.judge.evaluate, candidate, incumbent, device=device,
+                                               settings=settings, trusted=trusted)
             finally:
                 self.lock_held_s[device] += time.monotonic() - t0
 
     def close(self) -> None:
-        """End the idle pooled workers and remove the kept builds."""
-        self._pool.close()
+        """End the sides and remove the kept builds."""
+        self.judge.close()
         self._builds_dir.cleanup()
 
 

@@ -56,6 +56,8 @@ class CampaignOptions(BaseModel):
     """Stop when the leader's SOL score reaches this."""
     max_cost: float | None = Field(default=None, gt=0)
     """Stop when LLM spending reaches this many dollars."""
+    unsafe_no_sandbox: bool = False
+    """Judge LLM and coding-agent candidates even where no OS sandbox can start (process separation only)."""
     compile_baseline: bool = True
     """Measure torch.compile as a baseline candidate (slow to compile on the CPU)."""
     recall_limit: int = Field(default=8, ge=0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +23,13 @@ from kernelarc.campaign.loop import AgentSlot, Campaign
 from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.errors import UserError
 from kernelarc.guard import GuardSettings, resolve_device
+from kernelarc.guard.judge import Isolation, isolation
+from kernelarc.guard.sandbox import SandboxPolicy
 from kernelarc.memory import LongTermMemory, Store
 from kernelarc.memory.findings import RetentionPolicy
 from kernelarc.memory.llm_calls import calls
 from kernelarc.memory.records import CampaignMeta, CampaignStatus
+from kernelarc.paths import user_data_dir
 from kernelarc.strategies import default_spread, parse_strategies
 from kernelarc.task.loader import load_task
 from kernelarc.task.model import Task
@@ -156,6 +160,18 @@ def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None) -
     return start(Path(meta.task_path), options, run_dir, on_progress, on_start)
 
 
+def campaign_isolation(options: CampaignOptions, run_dir: Path) -> Isolation:
+    """The sandbox for a campaign's sides: required for code an LLM or a coding agent wrote (unless
+    the user allowed judging it bare), best effort for the built-in agents' templates; the run
+    directory and the long-term memory hidden from every side.
+
+    Raises:
+        SandboxRequired: untrusted backend, no sandbox here, no `--unsafe-no-sandbox`.
+    """
+    policy = SandboxPolicy(hidden=(run_dir.resolve(), user_data_dir().resolve()))
+    return isolation(require=options.backend != "builtin", allow_unsafe=options.unsafe_no_sandbox, policy=policy)
+
+
 def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress) -> CampaignResult:
     from kernelarc.campaign.summary import final_measurements, write_outputs
 
@@ -163,7 +179,10 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     devices = campaign_devices(options.device)
     budget = Budget(calls(store))  # a resumed campaign counts what it already spent
     factory = agent_factory(options, BackendRun(store, run_dir, devices[0], budget))
-    executor = LocalExecutor(task, devices, GuardSettings(rounds=options.rounds))
+    iso = campaign_isolation(options, run_dir)
+    if iso.note:
+        print(f"kernelarc: {iso.note}", file=sys.stderr)
+    executor = LocalExecutor(task, devices, GuardSettings(rounds=options.rounds), iso)
     longterm = LongTermMemory() if options.longterm else None
     campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress,
                         spent_usd=lambda: budget.spent_usd)

@@ -31,6 +31,7 @@ def bench_command(
     no_compile_baselines: Annotated[bool, typer.Option("--no-compile-baselines", help="Skip both torch.compile baselines (quick CPU runs).")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the main runs; ablation seeds count up from it.")] = 0,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
+    unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json on stdout at the end.")] = False,
 ) -> int:
     """Bench SUITE: per task SOL, eager, torch.compile (default, max-autotune) and a kernelarc campaign; geomeans."""
@@ -40,7 +41,8 @@ def bench_command(
     options = BenchOptions(
         agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
         backend_options=parse_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
-        longterm=longterm, compile_baselines=not no_compile_baselines, rounds=rounds)
+        longterm=longterm, compile_baselines=not no_compile_baselines, rounds=rounds,
+        unsafe_no_sandbox=unsafe_no_sandbox)
     out_dir = out or Path("runs") / f"bench-{suite.name}"
     only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()
     command = shlex.join(["kernelarc", "bench", str(suite), *_flags(locals())])
@@ -64,7 +66,8 @@ def bench_command(
 _FLAG_NAMES = {"budget": "--budget", "time_limit": "--time-limit", "agents": "--agents", "seeds": "--seeds",
                "out": "--out", "device": "--device", "backend": "--backend", "tasks": "--tasks", "memory": "--memory",
                "seed": "--seed", "rounds": "--rounds"}
-_SWITCHES = {"ablation": "--ablation", "longterm": "--longterm", "no_compile_baselines": "--no-compile-baselines"}
+_SWITCHES = {"ablation": "--ablation", "longterm": "--longterm", "no_compile_baselines": "--no-compile-baselines",
+             "unsafe_no_sandbox": "--unsafe-no-sandbox"}
 
 
 def _flags(params: dict) -> list[str]:

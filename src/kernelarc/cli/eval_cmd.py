@@ -22,25 +22,38 @@ def eval_command(
     atol: Annotated[float | None, typer.Option("--atol", min=0, help="Override the absolute tolerance.")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Override the relative tolerance.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fix the input seeds (default: drawn from the OS).")] = None,
+    timing: Annotated[str, typer.Option("--timing", help="Which latency decides: device (kernel spans), wall (per call), "
+                                                          "auto (device for SOL-ExecBench, wall for KernelBench).")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
 ) -> int:
     """Judge CANDIDATE against the reference of TASK (or --incumbent): gate, correctness, timing, verdict."""
+    from kernelarc.cli.app import fail
     from kernelarc.guard.candidate import load_candidate
-    from kernelarc.guard.judge import evaluate, resolve_device
+    from kernelarc.guard.gate import check_candidate
+    from kernelarc.guard.judge import evaluate, isolation, resolve_device
     from kernelarc.guard.settings import GuardSettings
     from kernelarc.task.loader import load_task
 
+    if timing not in ("auto", "device", "wall"):
+        fail(f"--timing must be auto, device or wall, got {timing!r}")
     task = load_task(task_path)
     candidate = load_candidate(candidate_path, task)
+    # The incumbent is read once, here, and judged from this text: never re-read from its path later.
     inc = load_candidate(incumbent, task) if incumbent is not None else None
+    if inc is not None and (finding := check_candidate(inc)) is not None:
+        fail(f"the incumbent {incumbent} is refused by the static gate, rule {finding.rule} at line {finding.line}: "
+             f"{finding.message}")
     resolved = resolve_device(device)
-    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed)
+    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing)
+    iso = isolation()
+    if iso.note:
+        err_console.print(f"kernelarc: {iso.note}", soft_wrap=True)
     if not as_json:
         where = "CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
         err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}",
                           soft_wrap=True)
     with err_console.status("evaluating", spinner="dots") if not as_json else _null():
-        result = evaluate(task, candidate, inc, device=resolved, settings=settings)
+        result = evaluate(task, candidate, inc, device=resolved, settings=settings, isolation_=iso)
     if as_json:
         print(json.dumps(result.to_json_dict()))
     else:

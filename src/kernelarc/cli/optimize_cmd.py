@@ -56,6 +56,7 @@ def optimize_command(
     max_cost: Annotated[float | None, typer.Option("--max-cost", min=0.0, help="Stop when LLM spending reaches this (USD).")] = None,
     no_compile_baseline: Annotated[bool, typer.Option("--no-compile-baseline", help="Skip the torch.compile baseline.")] = False,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
+    unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout at the end.")] = False,
 ) -> int:
     """Optimize TASK with strategy agents judged by the guard; the winner lands in RUN_DIR/best/."""
@@ -88,7 +89,7 @@ def optimize_command(
                 else (), backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config), budget=budget,
                 time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
                 seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
-                rounds=rounds)
+                rounds=rounds, unsafe_no_sandbox=unsafe_no_sandbox)
         except ValidationError as e:
             error = e.errors()[0]
             fail(f"{_option_name(error['loc'][0])}: {error['msg']}, got {error['input']!r}")

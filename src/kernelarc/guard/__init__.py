@@ -1,4 +1,4 @@
-"""The guard: everything that judges a candidate (static gate, isolated worker, correctness, timing, decision).
+"""The guard: everything that judges a candidate (static gate, sandboxed side processes, correctness, timing, decision).
 
 Names are re-exported lazily, so importing `kernelarc.guard.types` (as the memory does) does not pull
 in the runner, the gate or the task loaders; nothing here imports torch.
@@ -11,7 +11,8 @@ import importlib
 _EXPORTS = {
     "Candidate": "candidate", "CandidateKind": "candidate", "candidate_from_source": "candidate",
     "load_candidate": "candidate", "solution_candidate": "candidate",
-    "GuardInternalError": "judge", "evaluate": "judge", "resolve_device": "judge",
+    "GuardInternalError": "judge", "evaluate": "judge", "resolve_device": "judge", "Judge": "judge",
+    "isolation": "judge", "Isolation": "judge", "SandboxRequired": "judge",
     "GateFinding": "gate", "check_candidate": "gate", "check_source": "gate",
     "GuardSettings": "settings",
     "Evaluation": "types", "Status": "types", "TimingMethod": "types", "Verdict": "types", "WorkloadResult": "types",

@@ -144,13 +144,14 @@ def poisoned_like(shape: tuple[int, ...], dtype: torch.dtype, device: torch.devi
     return torch.full(shape, poison_value(dtype), dtype=dtype, device=device)
 
 
-def poison_allocator(expected: list[torch.Tensor], device: torch.device, copies: int = 2) -> None:
-    """Leave poisoned blocks of each output's size in the allocator's free pool.
+def poison_allocator(specs: list[tuple[tuple[int, ...], torch.dtype]], device: torch.device, copies: int = 2) -> None:
+    """Leave poisoned blocks of each output's size (`(shape, dtype)` per output) in the allocator's free pool.
 
-    A candidate that returns `torch.empty(...)` hoping to find a stale reference result there finds
-    NaN instead (the caching allocator hands the most recently freed block of that size out first).
+    A candidate that returns `torch.empty(...)` hoping to find a stale result there (its own earlier
+    output for other inputs) finds NaN instead: the caching allocator hands the most recently freed
+    block of that size out first.
     """
-    blocks = [poisoned_like(tuple(e.shape), e.dtype, device) for e in expected for _ in range(copies)]
+    blocks = [poisoned_like(shape, dtype, device) for shape, dtype in specs for _ in range(copies)]
     del blocks
 
 

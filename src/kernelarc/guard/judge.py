@@ -1,29 +1,91 @@
-"""The guard's one entry point: `evaluate(task, candidate, incumbent=None)` -> `Evaluation`.
+"""The guard's entry points: `evaluate(task, candidate, incumbent=None)` for one evaluation, and
+`Judge`, which keeps side processes warm across the evaluations of one task (a campaign's).
 
-Order: static gate (no process), then a worker process for reference, compile, correctness and
-timing, then the decision. Every way a candidate can fail becomes exactly one status; only our own
-bugs raise. Imports torch lazily (device resolution, SOL ceilings).
+Order: static gate (no process), then under the device's lock (held across processes) a session
+of sandboxed side processes (guard/session.py), then the decision (verdict.py). The judge never
+imports candidate code: reference outputs, comparisons, clocks and verdicts live here and in the
+reference side, never in a process that ran the candidate. Every way a candidate can fail becomes
+exactly one status; only our own bugs raise. Imports torch lazily (device resolution, SOL ceilings).
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import random
 import secrets
+import sys
+import threading
 import time
+from dataclasses import dataclass
 
-from kernelarc.errors import DeviceError
-from kernelarc.guard.build_cache import BuildCache, BuildSession
+from kernelarc.errors import DeviceError, UserError
+from kernelarc.guard import sandbox
+from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.candidate import Candidate
+from kernelarc.guard.devlock import device_lock
 from kernelarc.guard.gate import check_candidate
-from kernelarc.guard.runner import WarmPool, WorkerOutcome, run_worker
+from kernelarc.guard.scrub import scrub
+from kernelarc.guard.session import Failure, Seeds, Session, WorkloadTimes
 from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.sides import SidePool, SideProcess
 from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
 from kernelarc.guard.verdict import decide, geomean
-from kernelarc.task.model import Task
+from kernelarc.task.model import Task, TaskFormat
 
 
 class GuardInternalError(RuntimeError):
-    """The guard's own code failed inside the worker: a kernelarc bug, not the candidate's fault."""
+    """The guard's own code failed in the reference side: a kernelarc bug, not the candidate's fault."""
+
+
+class SandboxRequired(UserError):
+    """Untrusted code would run without a sandbox, and the user did not allow that."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How side processes are isolated: the sandbox policy and whether the sandbox is used."""
+
+    policy: sandbox.SandboxPolicy
+    sandboxed: bool
+    note: str = ""
+    """Why there is no sandbox, when there is none (one line for the user)."""
+
+
+def isolation(*, require: bool = False, allow_unsafe: bool = False,
+              policy: sandbox.SandboxPolicy | None = None) -> Isolation:
+    """The isolation this machine allows.
+
+    Args:
+        require: untrusted code (LLM or coding-agent backends) will be judged: refuse to go on
+            without a sandbox unless `allow_unsafe`.
+        allow_unsafe: the user passed `--unsafe-no-sandbox`.
+
+    Raises:
+        SandboxRequired: no sandbox, `require` and not `allow_unsafe`.
+    """
+    policy = policy or sandbox.SandboxPolicy()
+    why = sandbox.probe(policy.bwrap)
+    if why is None:
+        return Isolation(policy, sandboxed=True)
+    if require and not allow_unsafe:
+        raise SandboxRequired(f"no sandbox for untrusted candidates: {why}; or pass {sandbox.UNSAFE_FLAG} to judge "
+                              "them with process separation alone")
+    _hide_own_environment()
+    return Isolation(policy, sandboxed=False, note=f"judging without a sandbox: {why}")
+
+
+def _hide_own_environment() -> None:
+    """Without a sandbox, make this process's /proc files (environment, memory) unreadable to the sides.
+
+    As root the sides run as `nobody` and cannot read them anyway; as an ordinary user, a process
+    that is not dumpable has its /proc files owned by root.
+    """
+    if os.geteuid() != 0 and sys.platform == "linux":
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        except (OSError, AttributeError):
+            pass
 
 
 def resolve_device(device: str) -> str:
@@ -49,63 +111,188 @@ def resolve_device(device: str) -> str:
     raise DeviceError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
 
 
-def draw_seeds(task: Task, settings: GuardSettings) -> tuple[dict[str, list[int]], dict[str, int], int]:
-    """Input seeds per workload and round, audit seeds, and the audit-position seed.
-
-    From the OS unless `settings.seed` is set (campaigns derive it from their own seed and the
-    candidate hash, so decisions are reproducible while the candidate still cannot know them).
-    """
-    rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
-    rounds = settings.rounds or task.rounds
-    seeds = {w.uuid: [rng.randrange(1, 2**31) for _ in range(rounds)] for w in task.workloads}
-    audit = {w.uuid: rng.randrange(1, 2**31) for w in task.workloads}
-    return seeds, audit, rng.randrange(2**31)
+def timing_basis(task: Task, device: str, settings: GuardSettings) -> str:
+    """`device` or `wall`: which latency decides (settings.timing, or the task format's convention)."""
+    if device == "cpu":
+        return "wall"
+    if settings.timing != "auto":
+        return settings.timing
+    return "device" if task.format is TaskFormat.SOL else "wall"
 
 
-def evaluate(
-    task: Task,
-    candidate: Candidate,
-    incumbent: Candidate | None = None,
-    *,
-    device: str = "auto",
-    settings: GuardSettings | None = None,
-    trusted: bool = False,
-    pool: WarmPool | None = None,
-    build_cache: BuildCache | None = None,
-) -> Evaluation:
-    """Judge `candidate` against `incumbent` (the reference when None) on every workload of `task`.
+class Judge:
+    """Evaluations of one task: a pool of started sides, one reference side per device kept warm
+    (it runs only the task's code), and the extension builds kept per candidate."""
 
-    Args:
-        trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
-        pool: already started workers to take from (a campaign's); None starts one now.
-        build_cache: extension builds kept across evaluations (a campaign's); None builds afresh.
-    """
-    settings = settings or GuardSettings()
-    started = time.monotonic()
-    device = resolve_device(device)
-    finding = None if trusted else check_candidate(candidate)
-    if finding is not None:
+    def __init__(self, task: Task, *, isolation_: Isolation | None = None, build_cache: BuildCache | None = None,
+                 lock_dir=None):
+        self.task = task
+        self.isolation = isolation_ or isolation()
+        self.pool = SidePool(self.isolation.policy, self.isolation.sandboxed)
+        self.build_cache = build_cache
+        self.lock_dir = lock_dir
+        self._references: dict[str, SideProcess] = {}
+        self._lock = threading.Lock()
+        self.lock_waited_s = 0.0
+        """Seconds spent waiting for device locks (other processes' evaluations)."""
+
+    def close(self) -> None:
+        with self._lock:
+            refs, self._references = list(self._references.values()), {}
+        for side in refs:
+            side.close(grace_s=0.2)
+        self.pool.close()
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def evaluate(self, candidate: Candidate, incumbent: Candidate | None = None, *, device: str = "auto",
+                 settings: GuardSettings | None = None, trusted: bool = False) -> Evaluation:
+        """Judge `candidate` against `incumbent` (the reference when None) on every workload.
+
+        Args:
+            trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
+        """
+        settings = settings or GuardSettings()
+        started = time.monotonic()
+        device = resolve_device(device)
+        finding = None if trusted else check_candidate(candidate)
+        if finding is not None:
+            return Evaluation(
+                verdict=Verdict.REJECT, status=Status.STATIC_REJECT, correct=False, device=_device_name(device),
+                reason=f"static gate, rule {finding.rule} at line {finding.line}: {finding.message}",
+                static_rule=finding.rule, static_line=finding.line, wall_s=time.monotonic() - started,
+            )
+        rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
+        with device_lock(device, self.lock_dir) as waited:
+            self.lock_waited_s += waited
+            return self._run(candidate, incumbent, device, settings, Seeds(rng), started)
+
+    def _reference(self, device: str) -> tuple[SideProcess, bool]:
+        """The device's warm reference side, or a fresh one; True when it still needs its set-up."""
+        with self._lock:
+            side = self._references.pop(device, None)
+        if side is not None and side.proc.poll() is None:
+            return side, False
+        if side is not None:
+            side.close()
+        return self.pool.take(device), True
+
+    def _run(self, candidate: Candidate, incumbent: Candidate | None, device: str, settings: GuardSettings,
+             seeds: Seeds, started: float) -> Evaluation:
+        ref, fresh_ref = self._reference(device)
+        cand = self.pool.take(device)
+        inc = self.pool.take(device) if incumbent is not None else None
+        restored = self._restore_builds(cand, candidate, inc, incumbent)
+        session = Session(self.task, device=device, settings=settings, seeds=seeds,
+                          reference=ref, candidate=cand, incumbent=inc)
+        ref_ok = False
+        try:
+            session.enter("reference", settings.reference_timeout_s)
+            if fresh_ref:
+                session.setup(session.ref, None, "reference")
+            session.describe_outputs()
+            ref_ok = True
+            session.enter("compile", settings.compile_timeout_s)
+            session.compile_s = session.setup(session.cand, candidate.model_dump(mode="json"), "candidate")
+            session.enter("first_call", settings.compile_timeout_s)
+            session.first_call()
+            session.enter("correctness", settings.run_timeout_s)
+            session.correctness()
+            if incumbent is not None:
+                session.enter("compile", settings.compile_timeout_s)
+                session.setup(session.inc, incumbent.model_dump(mode="json"), "incumbent")
+            session.enter("timing", settings.run_timeout_s)
+            times = session.timing()
+            session.finish()
+            return self._passed(session, times, device, settings, incumbent is None, started)
+        except Failure as f:
+            session.finish()
+            ref_ok = ref_ok and f.status != "INVALID_REFERENCE"
+            return self._failed(session, f, device, started)
+        finally:
+            if self.build_cache is not None:
+                self.build_cache.keep(cand.extensions, candidate, restored)
+            cand.close()
+            if inc is not None:
+                inc.close()
+            if ref_ok and ref.proc.poll() is None:
+                with self._lock:
+                    self._references[device] = ref
+            else:
+                ref.close()
+
+    def _restore_builds(self, cand: SideProcess, candidate: Candidate, inc: SideProcess | None,
+                        incumbent: Candidate | None) -> set[str]:
+        if self.build_cache is None:
+            return set()
+        restored = self.build_cache.restore(cand.extensions, candidate)
+        if inc is not None and incumbent is not None:
+            self.build_cache.restore(inc.extensions, incumbent)
+        return restored
+
+    def _common(self, session: Session, device: str, started: float) -> dict:
+        log = session.cand.process.log_tail()
+        return {"device": _device_name(device), "wall_s": time.monotonic() - started, "log_tail": log,
+                "stage_seconds": {k: round(v, 4) for k, v in session.stage_seconds.items()},
+                "compile_s": session.compile_s}
+
+    def _failed(self, session: Session, f: Failure, device: str, started: float) -> Evaluation:
+        reason = scrub(f.message) or f.status
+        workloads = ()
+        if f.workload is not None:
+            workloads = (WorkloadResult(uuid=f.workload, status=Status(f.status), message=reason,
+                                        max_abs_error=f.errors.get("max_abs_error"),
+                                        max_rel_error=f.errors.get("max_rel_error")),)
+        return Evaluation(verdict=Verdict.REJECT, status=Status(f.status), correct=False, reason=reason,
+                          workloads=workloads, **self._common(session, device, started))
+
+    def _passed(self, session: Session, times: dict[str, WorkloadTimes], device: str, settings: GuardSettings,
+                vs_reference: bool, started: float) -> Evaluation:
+        basis = timing_basis(self.task, device, settings)
+        sol = _sol_times(self.task, device)
+        inc, cand = session.inc.role, session.cand.role
+        workloads = []
+        for w in self.task.workloads:
+            t = times[w.uuid]
+            decided = t.device if basis == "device" else t.wall
+            abs_err, rel_err = session.workload_errors.get(w.uuid, (0.0, 0.0))
+            workloads.append(WorkloadResult(
+                uuid=w.uuid, status=Status.PASSED, latency_ms=decided[cand].median, incumbent_ms=decided[inc].median,
+                spread=decided[cand].spread, incumbent_spread=decided[inc].spread,
+                wall_ms=t.wall[cand].median, incumbent_wall_ms=t.wall[inc].median,
+                device_ms=t.device[cand].median if t.device else None,
+                incumbent_device_ms=t.device[inc].median if t.device else None,
+                iterations=t.iterations, sol_ms=sol.get(w.uuid), max_abs_error=abs_err, max_rel_error=rel_err))
+        decision = decide(workloads, settings, "reference" if vs_reference else "incumbent")
+        sol_ms, score = _sol_summary(workloads, vs_reference)
+        method = TimingMethod.CPU_WALL if device == "cpu" else (
+            TimingMethod.CUPTI if basis == "device" else TimingMethod.CUDA_EVENTS)
         return Evaluation(
-            verdict=Verdict.REJECT, status=Status.STATIC_REJECT, correct=False, device=_device_name(device),
-            reason=f"static gate, rule {finding.rule} at line {finding.line}: {finding.message}",
-            static_rule=finding.rule, static_line=finding.line, wall_s=time.monotonic() - started,
+            verdict=decision.verdict, status=Status.PASSED, correct=True, reason=decision.reason,
+            latency_ms=decision.latency_ms, incumbent_ms=decision.incumbent_ms, speedup=decision.speedup,
+            noise=decision.noise, sol_ms=sol_ms, sol_score=score, timing=method, basis=basis,
+            wall_ms=_geo(w.wall_ms for w in workloads), incumbent_wall_ms=_geo(w.incumbent_wall_ms for w in workloads),
+            device_ms=_geo(w.device_ms for w in workloads),
+            incumbent_device_ms=_geo(w.incumbent_device_ms for w in workloads),
+            workloads=tuple(workloads), **self._common(session, device, started),
         )
-    seeds, audit_seeds, audit_rng = draw_seeds(task, settings)
-    job = {
-        # The task itself, not its path: the worker judges what the caller loaded and skips the loader's
-        # meta-device probing (seconds per worker). `definition` is excluded from dumps, so it rides apart.
-        "task": task.model_dump(mode="json"), "task_definition": task.definition,
-        "device": device, "settings": settings.model_dump(mode="json"),
-        "seeds": seeds, "audit_seeds": audit_seeds, "audit_rng": audit_rng,
-        "candidate": candidate.model_dump(mode="json"),
-        "incumbent": incumbent.model_dump(mode="json") if incumbent is not None else None,
-    }
-    deadlines = {"reference": settings.reference_timeout_s, "compile": settings.compile_timeout_s,
-                 "first_call": settings.compile_timeout_s, "correctness": settings.run_timeout_s,
-                 "timing": settings.run_timeout_s}
-    builds = BuildSession(build_cache, candidate, incumbent) if build_cache is not None else None
-    outcome = run_worker(job, deadlines=deadlines, device=device, pool=pool, builds=builds)
-    return _to_evaluation(task, outcome, settings, device, incumbent is None, time.monotonic() - started)
+
+
+def evaluate(task: Task, candidate: Candidate, incumbent: Candidate | None = None, *, device: str = "auto",
+             settings: GuardSettings | None = None, trusted: bool = False,
+             isolation_: Isolation | None = None) -> Evaluation:
+    """Judge one candidate in a judge of its own (side processes started now, ended after)."""
+    with Judge(task, isolation_=isolation_) as judge:
+        return judge.evaluate(candidate, incumbent, device=device, settings=settings, trusted=trusted)
+
+
+def _geo(values) -> float | None:
+    values = list(values)
+    return geomean(values) if values and all(v is not None for v in values) else None
 
 
 def _device_name(device: str) -> str:
@@ -114,66 +301,6 @@ def _device_name(device: str) -> str:
     import torch
 
     return torch.cuda.get_device_name(torch.device(device))
-
-
-def _failure_from_outcome(outcome: WorkerOutcome) -> tuple[Status, str]:
-    """The status and reason when the worker gave no usable PASSED result."""
-    if outcome.internal_error:
-        raise GuardInternalError(outcome.internal_error)
-    if outcome.forged_lines:  # whatever else came back: the candidate wrote to the guard's channel
-        return Status.REWARD_HACK, f"{outcome.forged_lines} forged line(s) written to the guard's result channel"
-    if outcome.result is not None and outcome.result["status"] != "PASSED":
-        return Status(outcome.result["status"]), outcome.result.get("message", "")
-    stage = outcome.last_stage or "start"
-    if outcome.timed_out_stage:
-        if outcome.timed_out_stage == "compile":
-            return Status.COMPILE_ERROR, "timed out while importing or building the candidate"
-        if outcome.timed_out_stage in ("reference", "start"):
-            return Status.INVALID_REFERENCE, "timed out while computing the reference outputs"
-        if outcome.timed_out_stage == "first_call":
-            return Status.TIMEOUT, "timed out during the candidate's first call (JIT compilation included)"
-        return Status.TIMEOUT, f"timed out during {outcome.timed_out_stage}"
-    how = f"killed by {outcome.signal_name}" if outcome.signal_name else f"exited with code {outcome.returncode}"
-    if outcome.returncode == 0:
-        return Status.REWARD_HACK, f"the worker exited during {stage} without a result (os._exit or sys.exit in the candidate?)"
-    if stage in ("reference", "start"):
-        return Status.INVALID_REFERENCE, f"worker {how} while computing the reference"
-    status = Status.COMPILE_ERROR if stage == "compile" else Status.RUNTIME_ERROR
-    hint = " (out of host memory?)" if outcome.signal_name == "SIGKILL" else ""
-    return status, f"worker {how} during {stage}{hint}"
-
-
-def _to_evaluation(task: Task, outcome: WorkerOutcome, settings: GuardSettings, device: str,
-                   vs_reference: bool, wall_s: float) -> Evaluation:
-    result = outcome.result or {}
-    device_name = result.get("device") or _device_name(device)
-    common = {"device": device_name, "wall_s": wall_s, "log_tail": outcome.log_tail,
-              "stage_seconds": {k: round(v, 4) for k, v in outcome.stage_seconds.items()},
-              "compile_s": result.get("compile_s")}
-    passed = result.get("status") == "PASSED" and not outcome.forged_lines
-    status, message = (Status.PASSED, "") if passed else _failure_from_outcome(outcome)
-    if status is not Status.PASSED:
-        done = [WorkloadResult(uuid=w["uuid"], status=Status(w["status"]), max_abs_error=w.get("max_abs_error"),
-                               max_rel_error=w.get("max_rel_error"), message=w.get("message", ""))
-                for w in result.get("workloads", [])]
-        return Evaluation(verdict=Verdict.REJECT, status=status, correct=False, reason=message or status.value,
-                          workloads=tuple(done), **common)
-    sol = _sol_times(task, device)
-    workloads = [
-        WorkloadResult(uuid=w["uuid"], status=Status.PASSED, latency_ms=w["latency_ms"], incumbent_ms=w["incumbent_ms"],
-                       spread=w["spread"], incumbent_spread=w["incumbent_spread"], iterations=w.get("iterations"),
-                       calls_per_sample=w.get("calls_per_sample", 1), sol_ms=sol.get(w["uuid"]),
-                       max_abs_error=w["max_abs_error"], max_rel_error=w["max_rel_error"])
-        for w in result["workloads"]
-    ]
-    decision = decide(workloads, settings, "reference" if vs_reference else "incumbent")
-    sol_ms, score = _sol_summary(workloads, vs_reference)
-    return Evaluation(
-        verdict=decision.verdict, status=Status.PASSED, correct=True, reason=decision.reason,
-        latency_ms=decision.latency_ms, incumbent_ms=decision.incumbent_ms, speedup=decision.speedup,
-        noise=decision.noise, sol_ms=sol_ms, sol_score=score, timing=TimingMethod(result["timing"]),
-        workloads=tuple(workloads), **common,
-    )
 
 
 def _sol_times(task: Task, device: str) -> dict[str, float]:
@@ -190,13 +317,15 @@ def _sol_summary(workloads: list[WorkloadResult], vs_reference: bool) -> tuple[f
     """Geometric-mean SOL time and mean SOL score (baseline = the reference; only when timed against it)."""
     from kernelarc.roofline import sol_score
 
-    if not workloads or any(w.sol_ms is None for w in workloads):
+    if not workloads or any(w.sol_ms is None or w.device_ms is None for w in workloads):
         return None, None
     sol = geomean([w.sol_ms for w in workloads])
     if not vs_reference:
         return sol, None
-    scores = [sol_score(w.latency_ms, w.incumbent_ms, w.sol_ms) for w in workloads]
+    # Device time, as SOL-ExecBench scores, whichever latency decided the verdict.
+    scores = [sol_score(w.device_ms, w.incumbent_device_ms, w.sol_ms) for w in workloads]
     return sol, sum(scores) / len(scores)
 
 
-__all__ = ["evaluate", "resolve_device", "draw_seeds", "GuardInternalError"]
+__all__ = ["evaluate", "Judge", "Isolation", "isolation", "resolve_device", "timing_basis", "GuardInternalError",
+           "SandboxRequired"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,14 +28,24 @@ class GuardSettings(BaseModel):
     so the median does not rest on a few milliseconds of a shared machine."""
     max_iterations: int = Field(default=1000, ge=3)
     """Cap on timed calls of each side per workload on CUDA."""
-    batch_below_ms: float = Field(default=0.1, ge=0)
-    """On CUDA, when one synchronized call of each side takes less than this, samples are batches of
-    `batch_calls` calls back to back (`cuda_events_batch`). Such calls are launch-bound (the H200
-    suite's small shapes: 30-56 µs of host time for 1-3 µs of GPU work), and a lone call timed from
-    an idle card spread by 20-45% between p20 and p80, against 2-5% for back-to-back calls
-    (docs/benchmarks.md, launch timing probe). 0 turns batching off."""
-    batch_calls: int = Field(default=16, ge=2)
-    """Calls per sample when batching."""
+    device_iterations: int = Field(default=50, ge=2)
+    """Profiled calls of each side per workload on CUDA for device time (SOL-ExecBench times 50)."""
+    timing: Literal["auto", "device", "wall"] = "auto"
+    """Which latency decides: device time (kernel spans, as SOL-ExecBench measures) or wall time per
+    call (host overhead included, as KernelBench measures). `auto`: device for SOL-ExecBench tasks,
+    wall for KernelBench files; on the CPU always the wall clock (`cpu_wall`)."""
+    audits: int = Field(default=4, ge=1)
+    """Timed candidate calls per workload whose outputs are checked on CUDA, drawn after they ran (on
+    the CPU every timed call is checked)."""
+    clock_ramp_s: float = Field(default=0.2, ge=0)
+    """Seconds of busy work on the card before timing, so no sample is taken at idle clocks (no
+    clocks are locked: the machine's settings are not ours to change)."""
+    residual_floor_ms: float = Field(default=0.01, ge=0)
+    residual_ratio: float = Field(default=0.1, ge=0)
+    residual_share: float = Field(default=0.05, ge=0)
+    """On CUDA, a candidate's bookkeeping per timed call (judge's clock minus its samples) may differ
+    from the incumbent's by at most floor + ratio * the incumbent's bookkeeping + share * the
+    incumbent's median latency; beyond it, time went outside the measured window (guard/session.py)."""
     cpu_iterations: int = Field(default=7, ge=3)
     """Timed calls per side on the CPU, where calls are slow and timings only rank."""
     margin: float = Field(default=0.02, ge=0)
@@ -50,7 +61,8 @@ class GuardSettings(BaseModel):
     seed: int | None = None
     """Seed for the input seeds; None draws them from the OS so the candidate cannot predict them."""
     input_pool_bytes: int = Field(default=2 << 30, gt=0)
-    """Device memory for distinct input copies during timing (fresh addresses per call)."""
+    """Device memory for the inputs and kept outputs of one timed block: each call gets inputs drawn fresh
+    for it, so a block holds as many calls as fit (at most 50)."""
 
     def timed_iterations(self, on_cuda: bool, call_s: float = 0.0) -> int:
         """Timed calls per side on this kind of device, for calls taking about `call_s` seconds."""

@@ -50,18 +50,17 @@ class Verdict(str, Enum):
 
 
 class TimingMethod(str, Enum):
-    """How latencies were measured."""
+    """How the latency that decided was measured."""
 
     CUDA_EVENTS = "cuda_events"
-    """CUDA events on the launching stream; used when every kernel ran on that stream."""
-    CUDA_EVENTS_BATCH = "cuda_events_batch"
-    """CUDA events around a batch of calls back to back (one L2 flush before the batch, each call on
-    its own input copy), per call = span / calls: nvbench's "batch" time. Used when both sides' calls
-    take under `GuardSettings.batch_below_ms`, where a lone call's latency is mostly host overhead."""
+    """Wall time per call: CUDA events around one call from an idle card, host overhead included (as
+    KernelBench measures); a call whose work leaves the launching stream is synchronized before the
+    end event."""
     CUPTI = "cupti"
-    """Kernel spans over all streams from the CUDA profiler (CUPTI), first kernel start to last end."""
+    """Device time per call: kernel spans over all streams from the CUDA profiler (CUPTI), first
+    kernel start to last kernel end, gaps included (as SOL-ExecBench measures)."""
     CPU_WALL = "cpu_wall"
-    """Host wall clock on the CPU: right for tests and ranking there, never a GPU speed claim."""
+    """Host wall clock on the CPU, on the judge's side: right for tests and ranking there, never a GPU speed claim."""
 
 
 class Frozen(BaseModel):
@@ -83,10 +82,14 @@ class WorkloadResult(Frozen):
     """Relative spread of the candidate's timings, (p80 - p20) / p50."""
     incumbent_spread: float | None = None
     """Relative spread of the incumbent's timings."""
+    wall_ms: float | None = None
+    """Median wall time per call of the candidate (CUDA events, or the judge's clock on the CPU)."""
+    incumbent_wall_ms: float | None = None
+    device_ms: float | None = None
+    """Median device time per call of the candidate (kernel spans), on CUDA."""
+    incumbent_device_ms: float | None = None
     iterations: int | None = None
-    """Timed samples of each side (more for short calls on CUDA, guard/settings.py)."""
-    calls_per_sample: int = 1
-    """Calls back to back in one sample (`cuda_events_batch`), else 1."""
+    """Timed calls of each side for wall time (more for short calls on CUDA, guard/settings.py)."""
     sol_ms: float | None = None
     """Speed-of-light time of this workload on this device, when known."""
     max_abs_error: float | None = None
@@ -118,6 +121,15 @@ class Evaluation(Frozen):
     sol_score: float | None = None
     """Mean SOL score over workloads (SOL-ExecBench's formula, baseline = the reference), when known."""
     timing: TimingMethod | None = None
+    """How the deciding latency was measured."""
+    basis: str | None = None
+    """Which latency decided: `device` (kernel spans) or `wall` (per call, host overhead included)."""
+    device_ms: float | None = None
+    """Geometric mean over workloads of the candidate's device time, on CUDA."""
+    incumbent_device_ms: float | None = None
+    wall_ms: float | None = None
+    """Geometric mean over workloads of the candidate's wall time per call."""
+    incumbent_wall_ms: float | None = None
     device: str
     """Device name, for example `NVIDIA H200` or `cpu`."""
     workloads: tuple[WorkloadResult, ...] = ()

@@ -1,0 +1,191 @@
+"""The OS sandbox every side process of the guard runs in (bubblewrap), and what it may see.
+
+Why bubblewrap: it is one small, audited binary from the distribution (`apt install bubblewrap`),
+runs without a daemon or setuid as root and as an ordinary user (through an unprivileged user
+namespace), and gives in one command everything the guard needs: a PID namespace whose death takes
+every descendant along (setsid children included), a fresh /proc that shows no other process, no
+network, a read-only view of the file system with private writable scratch, and a cleared
+environment. `unshare` alone would need our own mount set-up code, the place such sandboxes go
+wrong. When the judge runs as root, the sandbox is also started as `nobody` (a real other uid), so
+root-only files stay unreadable even through the read-only view.
+
+The policy: the whole file system read-only; home directories, /tmp, /run and the caller's private
+paths (run directory, memory database) replaced by empty tmpfs; the Python installation and the
+kernelarc sources bound back read-only; the scratch directory and the extension build directory
+writable; /dev minimal plus, on CUDA, only the control nodes and the assigned GPU. Memory and CPU
+time are capped (RLIMIT_AS on the CPU, where no driver reserves address space; the judge watches
+resident memory on CUDA, where it must not). Imports without torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NOBODY = 65534
+EXTENSIONS_INSIDE = Path("/tmp/kernelarc-extensions")
+"""Where a side builds torch extensions, inside every sandbox: one fixed path, so a build copied
+from one evaluation into another is found up to date (torch's build files hold absolute paths)."""
+HIDDEN_BY_DEFAULT = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/mnt", "/media", "/srv")
+NVIDIA_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+UNSAFE_FLAG = "--unsafe-no-sandbox"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No working sandbox on this machine; the message says why and what to install."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What a side process may see and use, beyond the fixed rules above."""
+
+    hidden: tuple[Path, ...] = ()
+    """Paths replaced by an empty tmpfs: the run directory, the long-term memory, anything private."""
+    memory_bytes: int | None = None
+    """Cap on the side's memory; None = 80% of the machine's."""
+    cpu_seconds: int = 3600
+    """Cap on the CPU time of each process in the sandbox (RLIMIT_CPU)."""
+    required: bool = True
+    """Refuse to start a side without a sandbox (raise SandboxUnavailable) instead of running it bare."""
+    bwrap: str | None = field(default=None, compare=False)
+    """Path of the bwrap binary; None looks it up on PATH."""
+
+    def memory_cap(self) -> int:
+        return self.memory_bytes if self.memory_bytes is not None else int(0.8 * _physical_memory())
+
+
+def _physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+@functools.lru_cache(maxsize=8)
+def probe(bwrap: str | None = None) -> str | None:
+    """None when a sandbox can be started here; else one line saying why not (cached per process)."""
+    binary = bwrap or shutil.which("bwrap")
+    if binary is None:
+        return "bubblewrap (bwrap) is not installed: `apt install bubblewrap` (docs/guard.md)"
+    try:
+        done = subprocess.run(_bwrap_prefix(binary, [], scratch=None, device="cpu") + ["true"],
+                              capture_output=True, timeout=30, preexec_fn=_drop_privileges)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap could not start: {e}"
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bubblewrap cannot create a sandbox here ({why[-1] if why else f'exit {done.returncode}'})"
+    return None
+
+
+def _drop_privileges() -> None:
+    """As root, become `nobody` before the side (or bwrap) starts: it is then another uid for the kernel too."""
+    if needs_owner_change():
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+
+@functools.lru_cache(maxsize=1)
+def needs_owner_change() -> bool:
+    """True when sides run as `nobody` (the judge is root, and `nobody` can reach this Python): their
+    writable folders must then be theirs."""
+    return os.geteuid() == 0 and all(_reachable_by_others(Path(p).resolve() / "x") for p in _python_paths())
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Every folder above `path` can be entered by any user (a Python under /root cannot)."""
+    return all(os.stat(parent).st_mode & 0o001 for parent in path.parents)
+
+
+def gpu_nodes(index: int) -> list[str]:
+    """The device nodes CUDA needs for GPU `index`: the control nodes and that GPU's own node (every
+    GPU's node when the driver's PCI listing cannot say which one is `index`)."""
+    nodes = [n for n in (*NVIDIA_CONTROL_NODES, "/dev/nvidia-caps") if os.path.exists(n)]
+    minor = _gpu_minor(index)
+    if minor is not None:
+        return [*nodes, f"/dev/nvidia{minor}"]
+    return nodes + sorted(str(p) for p in Path("/dev").glob("nvidia[0-9]*"))
+
+
+def _gpu_minor(index: int) -> int | None:
+    """The /dev/nvidiaN minor number of CUDA device `index`, matched by PCI address; None if unknown."""
+    minors = {}
+    listing = Path("/proc/driver/nvidia/gpus")
+    for gpu in listing.iterdir() if listing.is_dir() else ():
+        info = gpu / "information"
+        for line in info.read_text().splitlines() if info.is_file() else ():
+            if line.startswith("Device Minor:"):
+                minors[gpu.name.lower()] = int(line.split(":", 1)[1])
+    if len(minors) == 1:
+        return next(iter(minors.values()))
+    try:
+        import torch
+
+        props = torch.cuda.get_device_properties(index)
+        address = f"{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    except Exception:  # noqa: BLE001 - an older torch without PCI fields: every GPU node
+        return None
+    return next((m for bus, m in minors.items() if bus.endswith(address)), None)
+
+
+def _python_paths() -> list[str]:
+    """What the side's Python needs to read: the interpreter's installation, the environment, sys.path,
+    and the kernelarc sources (uninstalled checkouts included)."""
+    src_root = str(Path(__file__).resolve().parents[2])
+    paths = {sys.base_prefix, sys.prefix, src_root, str(Path(sys.executable).resolve().parent)}
+    # sys.path[0] is the launching script's folder (or the cwd): the judge's, nothing a side needs.
+    paths.update(p for p in sys.path[1:] if p and os.path.isdir(p))
+    return sorted(p for p in paths if p not in HIDDEN_BY_DEFAULT and p != "/")
+
+
+def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None, device: str,
+                  extensions: Path | None = None) -> list[str]:
+    args = [binary, "--die-with-parent", "--new-session", "--unshare-all", "--ro-bind", "/", "/",
+            "--dev", "/dev", "--proc", "/proc"]
+    for hidden in (*HIDDEN_BY_DEFAULT, *policy_hidden):
+        if os.path.isdir(hidden):
+            args += ["--tmpfs", hidden]
+    for path in _python_paths():  # bound back over the tmpfs above (a venv in a home directory)
+        args += ["--ro-bind", path, path]
+    if device.startswith("cuda"):
+        index = int(device.split(":")[1]) if ":" in device else 0
+        for node in gpu_nodes(index):
+            if os.path.exists(node):
+                args += ["--dev-bind", node, node]
+    if scratch is not None:
+        args += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+    if extensions is not None:
+        args += ["--bind", str(extensions), str(EXTENSIONS_INSIDE)]
+    return args
+
+
+def sandbox_command(argv: list[str], *, policy: SandboxPolicy, scratch: Path, device: str,
+                    extensions: Path | None, env: dict[str, str]) -> list[str]:
+    """The command line that runs `argv` in the sandbox, with exactly `env` as its environment."""
+    binary = policy.bwrap or shutil.which("bwrap") or "bwrap"
+    args = _bwrap_prefix(binary, [str(p) for p in policy.hidden], scratch=scratch, device=device,
+                         extensions=extensions)
+    args.append("--clearenv")
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    return [*args, "--", *argv]
+
+
+def limits(policy: SandboxPolicy, device: str):
+    """A preexec function: resource caps (and `nobody` as root) for the process about to start."""
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
+        if device == "cpu":  # CUDA reserves terabytes of address space: there the judge watches RSS
+            cap = policy.memory_cap()
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        _drop_privileges()
+    return apply
+
+
+__all__ = ["SandboxPolicy", "SandboxUnavailable", "probe", "sandbox_command", "limits", "gpu_nodes",
+           "needs_owner_change", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]

@@ -1,0 +1,47 @@
+"""Removing secrets from text before it reaches a verdict, the database, a log tail or a prompt.
+
+Sides never hold a secret (their environment is an allow-list and the sandbox hides every other
+process), but text still flows from them to places people and models read: compiler logs, error
+messages, reflections. Two nets: the values of this process's secret-named environment variables,
+and the shapes of common credentials. Imports without torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "[redacted]"
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+MIN_SECRET_CHARS = 8
+"""Shorter values are not treated as secrets: replacing them would garble ordinary text."""
+CREDENTIAL_SHAPES = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{8,}"          # Anthropic
+    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}"  # OpenAI-style
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"        # GitHub
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"     # Slack
+    r"|AKIA[0-9A-Z]{16}"                  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"           # Google
+    r"|hf_[A-Za-z0-9]{20,}"               # Hugging Face
+    r"|Bearer\s+[A-Za-z0-9._\-]{16,}"
+)
+
+
+def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of secret-named variables in `environ` (this process's by default), longest first."""
+    env = os.environ if environ is None else environ
+    values = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str, environ: dict[str, str] | None = None) -> str:
+    """`text` with every known secret value and credential-shaped string replaced by `REDACTED`."""
+    if not text:
+        return text
+    for value in secret_values(environ):
+        text = text.replace(value, REDACTED)
+    return CREDENTIAL_SHAPES.sub(REDACTED, text)
+
+
+__all__ = ["scrub", "secret_values", "REDACTED"]

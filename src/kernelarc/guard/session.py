@@ -1,0 +1,420 @@
+"""One evaluation, run by the judge: the candidate, the incumbent and the reference in separate
+sandboxed side processes, every number checked on the judge's side. Imports without torch.
+
+The flow (each step a request with its stage's deadline):
+  reference    the reference side loads the task and describes each workload's outputs
+  compile      the candidate side loads (imports, builds, constructs) the candidate
+  first_call   one call, where Triton and torch.compile compile
+  correctness  every workload, every round: the candidate side computes on fresh inputs and hands
+               back its outputs and inputs; the judge checks types, shapes and dtypes; the
+               reference side recomputes the reference on the same inputs and compares
+  timing       incumbent (the reference side, or its own side) and candidate in blocks, ABBA; each
+               block on inputs drawn fresh for it (never the correctness inputs, never repeated);
+               the judge's clock around every block; audited calls fetched and checked
+
+What the judge believes of a timed block. On the CPU, its own clock only: a sample is the judge's
+time for a one-call request less the least bookkeeping per call the incumbent's side showed
+(staging the inputs, copying and sending back the outputs: the same code on both sides; jitter only
+adds to it, so the least is its fixed cost); every timed call's
+outputs and inputs come back inside the request and the candidate's are all checked. On CUDA the
+side's samples (CUDA events, kernel spans) are finer than any clock outside the process, so they
+count if they fit the judge's clock: a block's residual (judge time minus the samples, per call) is
+the side's bookkeeping, the same code on both sides; a candidate whose residual exceeds the
+incumbent's did work outside its measured window (a patched timer, work finished after the end
+event, outputs computed while being copied), one whose residual falls short skipped the
+bookkeeping. `audits` calls per workload are checked, drawn by the judge after the block ran, from
+copies the side made of every call.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from kernelarc.guard.samples import Samples, median
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.sides import Reply, SideFailure, SideProcess
+from kernelarc.guard.wire import tensor_nbytes
+from kernelarc.task.model import Task, TaskFormat
+
+DEVICE_BLOCKS = 2
+"""Profiler sessions per side and workload for device time (ABBA over two pairs)."""
+MAX_BLOCK_CALLS = 50
+OVER_REPORT = (1.05, 0.2)
+"""A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
+
+
+class Failure(Exception):
+    """The evaluation ends here with this status and reason."""
+
+    def __init__(self, status: str, message: str, workload: str | None = None, **errors: float):
+        super().__init__(message)
+        self.status, self.message, self.workload, self.errors = status, message, workload, errors
+
+
+@dataclass
+class Seeds:
+    """Every random choice of one evaluation, made on the judge's side."""
+
+    rng: random.Random
+
+    def draw(self) -> int:
+        return self.rng.randrange(1, 2**31)
+
+    def rounds(self, n: int) -> list[int]:
+        return [self.draw() for _ in range(n)]
+
+
+@dataclass
+class WorkloadTimes:
+    """What timing measured on one workload."""
+
+    wall: dict[str, Samples] = field(default_factory=dict)
+    device: dict[str, Samples] = field(default_factory=dict)
+    residual_ms: dict[str, float] = field(default_factory=dict)
+    iterations: int = 0
+
+
+@dataclass
+class Side:
+    """A side process with its role and how its failures are worded."""
+
+    process: SideProcess
+    role: str
+    """`reference`, `incumbent` or `candidate`."""
+
+
+class Session:
+    def __init__(self, task: Task, *, device: str, settings: GuardSettings, seeds: Seeds,
+                 reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None):
+        self.task = task
+        self.device = device
+        self.on_cuda = device != "cpu"
+        self.settings = settings
+        self.seeds = seeds
+        self.ref = Side(reference, "reference")
+        self.cand = Side(candidate, "candidate")
+        self.inc = Side(incumbent, "incumbent") if incumbent is not None else self.ref
+        self.stage = "reference"
+        self.deadline = 0.0
+        self._stage_start: float | None = None
+        self.outputs: dict[str, list[dict]] = {}
+        """Reference output descriptions per workload."""
+        self.input_bytes: dict[str, int] = {}
+        self.workload_errors: dict[str, tuple[float, float]] = {}
+        self.stage_seconds: dict[str, float] = {}
+        self.compile_s: float | None = None
+
+    # -- requests ----------------------------------------------------------------------------------
+    def enter(self, stage: str, limit_s: float) -> None:
+        import time
+
+        now = time.monotonic()
+        if self._stage_start is not None:
+            self.stage_seconds[self.stage] = self.stage_seconds.get(self.stage, 0.0) + now - self._stage_start
+        self.stage, self._stage_start, self.deadline = stage, now, now + limit_s
+
+    def finish(self) -> None:
+        self.enter("done", 0.0)
+
+    def ask(self, side: Side, header: dict, blobs=(), *, max_blob_bytes: int = 1 << 20,
+            workload: str | None = None) -> Reply:
+        """One request; a side's failure becomes the evaluation's Failure, worded for its role."""
+        try:
+            reply = side.process.request(header, blobs, deadline=self.deadline, max_blob_bytes=max_blob_bytes)
+        except SideFailure as f:
+            raise self._side_failure(side, f, workload) from None
+        h = reply.header
+        if h.get("ok") is True:
+            return reply
+        if "internal" in h and side.role == "reference":
+            from kernelarc.guard.judge import GuardInternalError
+
+            raise GuardInternalError(f"{h['internal']}\n{h.get('traceback', '')}")
+        status, message = h.get("status"), h.get("message") or h.get("internal") or "failed"
+        if side.role == "reference":
+            raise Failure("INVALID_REFERENCE", f"the reference failed: {message}", workload)
+        if side.role == "incumbent":
+            raise Failure("RUNTIME_ERROR", f"the incumbent failed during {self.stage}: {message}", workload)
+        if status not in STATUSES:
+            status = "RUNTIME_ERROR"
+        raise Failure(status, str(message)[:400], workload)
+
+    def _side_failure(self, side: Side, f: SideFailure, workload: str | None) -> Failure:
+        if side.role == "reference":
+            if f.kind == "timeout":
+                return Failure("INVALID_REFERENCE", f"the reference timed out ({self.settings.reference_timeout_s:g} s "
+                                                    f"deadline of stage {self.stage})", workload)
+            return Failure("INVALID_REFERENCE", f"the reference side {f.detail} during {self.stage}", workload)
+        who = "the incumbent" if side.role == "incumbent" else "the candidate"
+        if f.kind == "timeout":
+            if self.stage == "compile":
+                return Failure("COMPILE_ERROR", f"timed out while importing or building {who} "
+                                                f"({self.settings.compile_timeout_s:g} s compile deadline)", workload)
+            limit = self.settings.compile_timeout_s if self.stage == "first_call" else self.settings.run_timeout_s
+            return Failure("TIMEOUT", f"{who} timed out during {self.stage} ({limit:g} s deadline)", workload)
+        if f.kind == "protocol":
+            return Failure("REWARD_HACK", f"{who}'s side sent a reply no honest side writes ({f.detail})", workload)
+        if f.kind == "memory":
+            return Failure("RUNTIME_ERROR", f"{who} {f.detail}", workload)
+        if f.detail == "exited with code 0":
+            return Failure("REWARD_HACK", f"{who}'s side exited during {self.stage} without answering "
+                                          "(sys.exit or os._exit in the code?)", workload)
+        status = "COMPILE_ERROR" if self.stage == "compile" else "RUNTIME_ERROR"
+        hint = " (out of memory?)" if "SIGKILL" in f.detail else ""
+        return Failure(status, f"{who}'s side {f.detail} during {self.stage}{hint}", workload)
+
+    # -- stages ------------------------------------------------------------------------------------
+    def setup(self, side: Side, candidate: dict | None, label: str) -> float:
+        """Load the task and then the code (None = the reference) into a side; the judge-clocked seconds."""
+        task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
+        self.ask(side, {"op": "setup", "role": side.role, **task})
+        return self.ask(side, {"op": "load", "candidate": candidate, "label": label}).seconds
+
+    def describe_outputs(self) -> None:
+        for w in self.task.workloads:
+            reply = self.ask(self.ref, {"op": "specs", "workload": w.uuid, "seed": self.seeds.draw()}, workload=w.uuid)
+            self.outputs[w.uuid] = reply.header["outputs"]
+            self.input_bytes[w.uuid] = int(reply.header["input_bytes"])
+
+    def specs(self, uuid: str) -> list[dict]:
+        return [{"shape": d["shape"], "dtype": d["dtype"]} for d in self.outputs[uuid]]
+
+    def output_bytes(self, uuid: str) -> int:
+        return sum(tensor_nbytes(d) for d in self.outputs[uuid])
+
+    def first_call(self) -> None:
+        w = self.task.workloads[0]
+        self.ask(self.cand, {"op": "warm", "workload": w.uuid, "seed": self.seeds.draw(), "calls": 1,
+                             "specs": self.specs(w.uuid)}, workload=w.uuid)
+
+    def correctness(self) -> None:
+        rounds = self.settings.rounds or self.task.rounds
+        for w in self.task.workloads:
+            worst = (0.0, 0.0)
+            for r, seed in enumerate(self.seeds.rounds(rounds)):
+                reply = self.ask(self.cand, {"op": "call", "workload": w.uuid, "seed": seed, "poison": True,
+                                             "return_inputs": True, "specs": self.specs(w.uuid)},
+                                 max_blob_bytes=self._call_bytes(w.uuid), workload=w.uuid)
+                errors = self.check(w.uuid, seed, reply.header, reply.blobs, f"round {r + 1}")
+                worst = (max(worst[0], errors[0]), max(worst[1], errors[1]))
+            self.workload_errors[w.uuid] = worst
+
+    def _call_bytes(self, uuid: str) -> int:
+        return self.output_bytes(uuid) + self.input_bytes[uuid] + 4096
+
+    def check(self, uuid: str, seed: int, header: dict, blobs: tuple[bytes, ...], where: str,
+              audit: bool = False) -> tuple[float, float]:
+        """Validate a candidate call's outputs (and inputs) on the judge's side, then have the reference
+        side compare them with the reference on the same inputs; the (max abs, max rel) errors."""
+        outputs = header.get("outputs")
+        inputs = header.get("inputs")
+        problem = validate_outputs(outputs, blobs, self.outputs[uuid])
+        if problem is None and inputs is not None:
+            problem = validate_blobs(inputs, blobs[len(outputs):], "input")
+        if problem is not None:
+            status, message = problem
+            raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
+        request = {"op": "check", "workload": uuid, "seed": seed, "outputs": outputs,
+                   "atol": self.settings.atol, "rtol": self.settings.rtol}
+        if inputs is not None:
+            request["inputs"] = inputs
+        verdict = self.ask(self.ref, request, blobs, workload=uuid).header
+        errors = (float(verdict.get("max_abs_error") or 0.0), float(verdict.get("max_rel_error") or 0.0))
+        if verdict.get("status"):
+            status, message = verdict["status"], verdict["message"]
+            if audit:
+                status, message = "REWARD_HACK", f"a timed call was wrong where the checked calls were right ({message})"
+            raise Failure(status, f"workload {uuid}, {where}: {message}", uuid,
+                          max_abs_error=errors[0], max_rel_error=errors[1])
+        return errors
+
+    # -- timing ------------------------------------------------------------------------------------
+    def timing(self) -> dict[str, WorkloadTimes]:
+        results = {}
+        if self.on_cuda:
+            self.ask(self.inc, {"op": "ramp", "seconds": self.settings.clock_ramp_s})
+        for w in self.task.workloads:
+            results[w.uuid] = self.time_workload(w.uuid)
+        return results
+
+    def block_calls(self, uuid: str) -> int:
+        if not self.on_cuda:
+            return 1
+        per_call = self.input_bytes[uuid] + self.output_bytes(uuid)
+        return max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
+
+    def time_workload(self, uuid: str) -> WorkloadTimes:
+        specs = self.specs(uuid)
+        times = WorkloadTimes()
+        per_call_s = {}
+        warmup = self.settings.warmup if self.on_cuda else 1
+        for side in (self.inc, self.cand):
+            reply = self.ask(side, {"op": "warm", "workload": uuid, "seed": self.seeds.draw(), "calls": warmup,
+                                    "specs": specs}, workload=uuid)
+            per_call_s[side.role] = reply.seconds / warmup
+        sync_end = {self.inc.role: False, self.cand.role: False}
+        if self.on_cuda:
+            sync_end = self._device_pass(uuid, specs, times)
+        n = self.settings.timed_iterations(self.on_cuda, call_s=max(per_call_s.values()))
+        self._wall_pass(uuid, specs, n, sync_end, times)
+        times.iterations = n
+        return times
+
+    def _pairs(self, n_blocks: int):
+        """Block order ABBA...: (side, block index) with the incumbent first in even pairs."""
+        for b in range(n_blocks):
+            yield from ((self.inc, b), (self.cand, b)) if b % 2 == 0 else ((self.cand, b), (self.inc, b))
+
+    def _device_pass(self, uuid: str, specs: list[dict], times: WorkloadTimes) -> dict[str, bool]:
+        per_block = max(1, math.ceil(self.settings.device_iterations / DEVICE_BLOCKS))
+        seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(DEVICE_BLOCKS)]
+        samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
+        kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
+        side_streams = {self.inc.role: False, self.cand.role: False}
+        for side, b in self._pairs(DEVICE_BLOCKS):
+            reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
+                                    "specs": specs, "capture": False}, workload=uuid)
+            got = self._samples(side, reply, len(seeds[b]), uuid)
+            samples[side.role] += got
+            kernels[side.role] += [int(k) for k in reply.header.get("kernels", [])]
+            side_streams[side.role] |= bool(reply.header.get("side_streams"))
+        if not any(kernels[self.cand.role]):
+            raise Failure("REWARD_HACK", f"workload {uuid}: the candidate launched no GPU kernel in "
+                                         f"{len(kernels[self.cand.role])} profiled calls", uuid)
+        for role in samples:  # a call whose kernels the profiler lost has no span: left out
+            spans = [s for s, k in zip(samples[role], kernels[role]) if k > 0] or samples[role]
+            times.device[role] = Samples(tuple(spans))
+        return side_streams
+
+    def _wall_pass(self, uuid: str, specs: list[dict], n: int, sync_end: dict[str, bool], times: WorkloadTimes) -> None:
+        k = self.block_calls(uuid)
+        n_blocks = max(1, math.ceil(n / k))
+        seeds = [[self.seeds.draw() for _ in range(k)] for _ in range(n_blocks)]
+        total = n_blocks * k
+        audits = set(self.seeds.rng.sample(range(total), min(total, self.settings.audits))) if self.on_cuda else set()
+        reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
+        judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
+        residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
+        for side, b in self._pairs(n_blocks):
+            # CPU: every call's outputs and inputs come back inside the timed request, on both sides
+            # (the same bookkeeping), and the candidate's are all checked.
+            request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
+                       "specs": specs, "sync_end": sync_end[side.role], "capture": side is self.cand or not self.on_cuda,
+                       "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
+            reply = self.ask(side, request, max_blob_bytes=k * self._call_bytes(uuid), workload=uuid)
+            got = self._samples(side, reply, k, uuid)
+            reported[side.role] += got
+            judged[side.role].append(1000.0 * reply.seconds / k)
+            residual[side.role].append(1000.0 * reply.seconds / k - sum(got) / k)
+            if side is self.cand and not self.on_cuda:
+                self._check_block(uuid, seeds[b], reply)
+            elif side is self.cand:
+                for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
+                    fetched = self.ask(self.cand, {"op": "fetch", "index": index},
+                                       max_blob_bytes=self.output_bytes(uuid) + 4096, workload=uuid)
+                    self.check(uuid, seeds[b][index], fetched.header, fetched.blobs, "an audited timed call", audit=True)
+        for role in reported:
+            times.residual_ms[role] = median(residual[role])
+        if self.on_cuda:
+            for role in reported:
+                times.wall[role] = Samples(tuple(reported[role]))
+            self._check_residuals(uuid, times)
+            self._check_device_within_wall(uuid, times)
+        else:  # the judge's clock decides: each request, less the least bookkeeping the incumbent's side showed
+            bookkeeping = max(0.0, min(residual[self.inc.role]))  # jitter only adds: the least is the fixed cost
+            for role in judged:
+                times.wall[role] = Samples(tuple(max(t - bookkeeping, 0.0) for t in judged[role]))
+
+    def _check_block(self, uuid: str, seeds: list[int], reply: Reply) -> None:
+        """CPU: the outputs and inputs of every timed call of the block, checked like a correctness round."""
+        calls = reply.header.get("calls")
+        if not isinstance(calls, list) or len(calls) != len(seeds):
+            raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
+        offset = 0
+        for i, call in enumerate(calls):
+            n = len(call.get("outputs") or []) + len(call.get("inputs") or [])
+            self.check(uuid, seeds[i], call, reply.blobs[offset:offset + n], "a timed call", audit=True)
+            offset += n
+
+    def _samples(self, side: Side, reply: Reply, n: int, uuid: str) -> list[float]:
+        """The block's samples, if they are n finite non-negative numbers that fit the judge's clock."""
+        got = reply.header.get("samples_ms")
+        ok = isinstance(got, list) and len(got) == n and all(
+            isinstance(s, (int, float)) and math.isfinite(s) and s >= 0 for s in got)
+        judge_ms = 1000.0 * reply.seconds
+        if ok and sum(got) <= judge_ms * OVER_REPORT[0] + OVER_REPORT[1]:
+            return [float(s) for s in got]
+        what = (f"reported {sum(got):.4g} ms of calls in a block the judge's clock saw take {judge_ms:.4g} ms"
+                if ok else "reported samples that are not one number per timed call")
+        raise self._timing_failure(side, uuid, what)
+
+    def _timing_failure(self, side: Side, uuid: str, what: str) -> Failure:
+        if side is self.cand:
+            return Failure("REWARD_HACK", f"workload {uuid}: the candidate's side {what}", uuid)
+        return Failure("RUNTIME_ERROR", f"workload {uuid}: the {side.role}'s side {what}; no verdict possible", uuid)
+
+    def _check_residuals(self, uuid: str, times: WorkloadTimes) -> None:
+        """The candidate's bookkeeping per call must cost what the incumbent's does (module docstring)."""
+        r_cand, r_inc = times.residual_ms[self.cand.role], times.residual_ms[self.inc.role]
+        s = self.settings
+        slack = s.residual_floor_ms + s.residual_ratio * r_inc + s.residual_share * times.wall[self.inc.role].median
+        if r_cand - r_inc > slack:
+            raise Failure("REWARD_HACK", f"workload {uuid}: {r_cand - r_inc:.4g} ms per timed call went outside the "
+                                         f"candidate's measured window (its side took {r_cand:.4g} ms per call beyond "
+                                         f"its samples, the incumbent's {r_inc:.4g} ms; at most {slack:.3g} ms more is "
+                                         "noise): work finished after the clock stopped, or a patched clock", uuid)
+        if r_inc - r_cand > slack:
+            raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side skipped its own bookkeeping "
+                                         f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms)", uuid)
+
+    def _check_device_within_wall(self, uuid: str, times: WorkloadTimes) -> None:
+        """A call's kernel span cannot exceed the call's wall time (both from an idle card)."""
+        for side in (self.inc, self.cand):
+            if side.role in times.device:
+                device, wall = times.device[side.role].median, times.wall[side.role].median
+                if device > wall * 1.25 + 0.01:
+                    raise self._timing_failure(side, uuid, f"reported a kernel span of {device:.4g} ms for calls "
+                                                           f"whose wall time is {wall:.4g} ms")
+
+
+STATUSES = {"STATIC_REJECT", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "INCORRECT_SHAPE", "INCORRECT_DTYPE",
+            "INCORRECT_NUMERICAL", "REWARD_HACK"}
+"""Statuses a candidate side may report for itself (never PASSED or INVALID_REFERENCE)."""
+
+
+def validate_outputs(outputs, blobs: tuple[bytes, ...], expected: list[dict]) -> tuple[str, str] | None:
+    """(status, message) when a call's outputs are not exactly the reference's kinds, shapes and dtypes."""
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+        return "REWARD_HACK", "the side's reply describes no outputs"
+    if len(outputs) != len(expected):
+        return "INCORRECT_SHAPE", f"returned {len(outputs)} outputs, expected {len(expected)}"
+    for i, (got, want) in enumerate(zip(outputs, expected)):
+        kind = got.get("kind")
+        if kind == "subclass":
+            return "REWARD_HACK", f"output {i} is a tensor subclass {got.get('type')}, not torch.Tensor"
+        if kind != "tensor":
+            return "INCORRECT_SHAPE", f"output {i} is {got.get('type')}, expected torch.Tensor"
+        if list(got.get("shape", [])) != list(want["shape"]):
+            return "INCORRECT_SHAPE", f"output {i} has shape {tuple(got.get('shape', []))}, expected {tuple(want['shape'])}"
+        if got.get("dtype") != want["dtype"]:
+            return "INCORRECT_DTYPE", f"output {i} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
+    return validate_blobs(outputs, blobs, "output")
+
+
+def validate_blobs(described, blobs: tuple[bytes, ...], what: str) -> tuple[str, str] | None:
+    """(status, message) when the bytes do not match their descriptions one for one."""
+    if not isinstance(described, list) or len(blobs) < len(described):
+        return "REWARD_HACK", f"the side's reply lacks the bytes of its {what}s"
+    for i, (d, blob) in enumerate(zip(described, blobs)):
+        try:
+            ok = d.get("kind") == "tensor" and tensor_nbytes(d) == len(blob)
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            return "REWARD_HACK", f"{what} {i} arrived as {len(blob)} bytes that do not match its description"
+    return None
+
+
+__all__ = ["Session", "Seeds", "Failure", "WorkloadTimes", "validate_outputs", "validate_blobs", "STATUSES"]

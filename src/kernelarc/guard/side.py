@@ -1,0 +1,334 @@
+"""A side process of the guard: `python -m kernelarc.guard.side DEVICE CMD_FD REPLY_FD`.
+
+The judge starts one per role, each in its own sandbox: the reference side (the task's own code:
+it computes reference outputs and compares what the judge hands it), and one side per piece of
+untrusted code (the candidate, the incumbent). A side answers requests (`setup`, `load`, `call`,
+`check`, `warm`, `time`, `fetch`, ...; see `Side`) one at a time on its pipes and decides nothing:
+a candidate side hands back outputs and raw samples, and the judge checks both, so nothing a
+candidate does inside its own process (patching timers, torch or this module, walking frames,
+forging replies) can change a verdict. The judge times every request with its own clock.
+
+Replies are `{"ok": true, ...}` or `{"ok": false, "status": ..., "message": ...}` for a failure of
+the code being run; `{"ok": false, "internal": ...}` for a bug of this module. Prints go to the log
+file the judge opened (fd 1 and 2), never to the reply pipe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from kernelarc.guard import wire
+
+COMPILER_MODULES = ("triton.compiler", "torch._dynamo", "torch._inductor")
+"""Exceptions raised by these packages during a first call are build failures (JIT compilation)."""
+CPU_OOM_MARKERS = ("DefaultCPUAllocator", "can't allocate memory")
+"""How the CPU allocator words an allocation it cannot serve (a plain RuntimeError, not OutOfMemoryError)."""
+
+
+class CandidateFailure(Exception):
+    """The code this side runs failed; carries the status and a one-line message."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return text[0][:400] if text else type(exc).__name__
+
+
+class Side:
+    """The state of one side process: the task made callable, the loaded code, staged inputs, captures."""
+
+    def __init__(self, device: str):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.on_cuda = self.device.type == "cuda"
+        self.runtime = None
+        self.callee = None
+        self.workdir = Path.cwd()
+        self.captured: list[list] = []
+        """Outputs of the last timed block, one entry per call, for the judge to fetch any of them."""
+        self._flush = None
+        self._round_inputs: dict[str, list] = {}
+        """Each workload's inputs of the last correctness call: the next round's values are written
+        into them, so a cache keyed on addresses sees new values at old addresses and answers stale."""
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def sync(self) -> None:
+        if self.on_cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def guarded(self, status: str, fn, *args):
+        """Run the loaded code; any exception becomes a CandidateFailure with `status`."""
+        torch = self.torch
+        try:
+            with torch.no_grad():
+                value = fn(*args)
+            self.sync()
+            return value
+        except CandidateFailure:
+            raise
+        except torch.OutOfMemoryError as e:
+            raise CandidateFailure("RUNTIME_ERROR", f"out of memory: {one_line(e)}") from None
+        except MemoryError as e:
+            raise CandidateFailure("RUNTIME_ERROR", f"out of host memory: {one_line(e)}") from None
+        except BaseException as e:  # noqa: BLE001 - loaded code may raise anything, SystemExit included
+            traceback.print_exc()
+            if isinstance(e, RuntimeError) and any(m in str(e) for m in CPU_OOM_MARKERS):
+                raise CandidateFailure("RUNTIME_ERROR", f"out of host memory: {one_line(e)}") from None
+            if any(c.__module__.startswith(COMPILER_MODULES) for c in type(e).__mro__):
+                status = "COMPILE_ERROR"
+            raise CandidateFailure(status, one_line(e)) from None
+
+    def inputs(self, uuid: str, seed: int) -> list:
+        return self.runtime.make_inputs(self.runtime.task.workload(uuid), seed)
+
+    def specs(self, header: dict) -> list:
+        return [(tuple(s["shape"]), getattr(self.torch, s["dtype"])) for s in header.get("specs", [])]
+
+    def flush(self):
+        if self._flush is None and self.on_cuda:
+            from kernelarc.guard.timing import L2Flusher
+
+            self._flush = L2Flusher(self.device)
+        return self._flush
+
+    # -- requests --------------------------------------------------------------------------------
+    def op_setup(self, h: dict, blobs) -> tuple[dict, list]:
+        from kernelarc.task.model import Task
+        from kernelarc.task.runtime import TaskRuntime
+
+        task = Task.model_validate({**h["task"], "definition": h["definition"]})
+        status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
+        self.runtime = self.guarded(status, TaskRuntime, task, self.device)
+        return {}, []
+
+    def op_load(self, h: dict, blobs) -> tuple[dict, list]:
+        from kernelarc.guard.candidate import Candidate
+        from kernelarc.guard.loading import load_callee, reference_callee
+
+        t0 = time.perf_counter()
+        if h.get("candidate") is None:
+            self.callee = self.guarded("INVALID_REFERENCE", reference_callee, self.runtime, self.device)
+        else:
+            candidate = Candidate.model_validate(h["candidate"])
+            self.callee = self.guarded("COMPILE_ERROR", load_callee, candidate, self.runtime, self.workdir,
+                                       h.get("label", "candidate"))
+        return {"seconds": time.perf_counter() - t0}, []
+
+    def op_specs(self, h: dict, blobs) -> tuple[dict, list]:
+        """Reference side: the outputs' descriptions on one input set, checked to be finite tensors."""
+        inputs = self.inputs(h["workload"], h["seed"])
+        outputs = self.guarded("INVALID_REFERENCE", self.callee.bind(inputs, []))
+        descriptions = []
+        for i, out in enumerate(outputs):
+            if type(out) is not self.torch.Tensor:
+                raise CandidateFailure("INVALID_REFERENCE", f"reference output {i} is {type(out).__name__}, not a tensor")
+            descriptions.append({"kind": "tensor", "dtype": str(out.dtype).removeprefix("torch."), "shape": list(out.shape)})
+        bad = _non_finite(self.torch, outputs, self.tolerances(h, outputs))
+        if bad is not None:
+            raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
+        in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, self.torch.Tensor))
+        return {"outputs": descriptions, "input_bytes": in_bytes}, []
+
+    def op_call(self, h: dict, blobs) -> tuple[dict, list]:
+        """One correctness call on the inputs of `seed`: its outputs (and its inputs after the call) back."""
+        from kernelarc.guard.correctness import poison_allocator
+
+        inputs = _refill(self._round_inputs.get(h["workload"]), self.inputs(h["workload"], h["seed"]))
+        self._round_inputs[h["workload"]] = inputs
+        specs = self.specs(h)
+        if h.get("poison"):
+            poison_allocator(specs, self.device)
+        outputs = self.guarded("RUNTIME_ERROR", self.callee.bind(inputs, specs))
+        return self._encode(outputs, inputs if h.get("return_inputs") else None)
+
+    def _encode(self, outputs: list, inputs: list | None) -> tuple[dict, list]:
+        described = [wire.tensor_blob(o) for o in outputs]
+        header = {"outputs": [d for d, _ in described]}
+        blobs = [b for _, b in described]
+        if inputs is not None:
+            tensors = [wire.tensor_blob(t) for t in inputs if isinstance(t, self.torch.Tensor)]
+            header["inputs"] = [d for d, _ in tensors]
+            blobs += [b for _, b in tensors]
+        return header, blobs
+
+    def op_check(self, h: dict, blobs) -> tuple[dict, list]:
+        """Reference side: compare the outputs (and inputs) the judge relays with the reference's own."""
+        from kernelarc.guard.correctness import check_outputs, inputs_unchanged
+
+        inputs = self.inputs(h["workload"], h["seed"])
+        pristine = [t.clone() if isinstance(t, self.torch.Tensor) else t for t in inputs]
+        expected = self.guarded("INVALID_REFERENCE", self.callee.bind(inputs, []))
+        bad = _non_finite(self.torch, expected, self.tolerances(h, expected))
+        if bad is not None:
+            raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
+        n_out = len(h["outputs"])
+        actual = [wire.blob_tensor(d, b, self.device) for d, b in zip(h["outputs"], blobs[:n_out])]
+        check = check_outputs(actual, expected, self.tolerances(h, expected))
+        reply = {"status": None if check.ok else check.status.value, "message": check.message,
+                 "max_abs_error": check.max_abs_error, "max_rel_error": check.max_rel_error}
+        if check.ok and "inputs" in h:
+            after = [wire.blob_tensor(d, b, self.device) for d, b in zip(h["inputs"], blobs[n_out:])]
+            tensors = [t for t in pristine if isinstance(t, self.torch.Tensor)]
+            changed = inputs_unchanged(tensors, after) if len(after) == len(tensors) else "inputs were not handed back"
+            if changed:
+                reply.update(status="REWARD_HACK", message=changed)
+        return reply, []
+
+    def tolerances(self, h: dict, outputs: list) -> list:
+        from kernelarc.task.model import Tolerance
+
+        w = self.runtime.task.workload(h["workload"])
+        tols = []
+        for i, out in enumerate(outputs):
+            tol = w.tolerance_for(i, str(out.dtype).removeprefix("torch."), self.runtime.task.format)
+            override = {k: h[k] for k in ("atol", "rtol") if h.get(k) is not None}
+            tols.append(Tolerance(**{**tol.model_dump(), **override}) if override else tol)
+        return tols
+
+    def op_warm(self, h: dict, blobs) -> tuple[dict, list]:
+        """Untimed calls on one input set (JIT compilation and autotuning happen in the first)."""
+        call = self.callee.bind(self.inputs(h["workload"], h["seed"]), self.specs(h))
+        for _ in range(h.get("calls", 1)):
+            self.guarded(h.get("status", "RUNTIME_ERROR"), call)
+        return {}, []
+
+    def op_ramp(self, h: dict, blobs) -> tuple[dict, list]:
+        """Keep the card busy for a moment, so that timing never starts from idle clocks."""
+        if self.on_cuda:
+            flush, end = self.flush(), time.perf_counter() + h.get("seconds", 0.2)
+            while time.perf_counter() < end:
+                for _ in range(8):
+                    flush()
+                self.sync()
+        return {}, []
+
+    def op_time(self, h: dict, blobs) -> tuple[dict, list]:
+        """Time one call on each of `seeds` (fresh inputs each), keeping every call's outputs for `fetch`."""
+        from kernelarc.guard import timing
+
+        specs = self.specs(h)
+        staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
+        calls = [self.callee.bind(inputs, specs) for inputs in staged]
+        mode = h["mode"]
+        self.captured = []
+        keep = self.captured.append if h.get("capture", True) else None
+        if mode == "device":
+            result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep)
+            header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "side_streams": result.side_streams}
+        else:
+            clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
+            samples = []
+            for call in calls:
+                samples.append(self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep, h.get("sync_end", False)))
+            header = {"samples_ms": samples}
+        if h.get("send_outputs"):
+            encoded = [self._encode(outs, staged[i] if h.get("return_inputs") else None)
+                       for i, outs in enumerate(self.captured)]
+            header["calls"] = [e[0] for e in encoded]
+            return header, [b for e in encoded for b in e[1]]
+        return header, []
+
+    def op_fetch(self, h: dict, blobs) -> tuple[dict, list]:
+        """The outputs kept from call `index` of the last timed block."""
+        return self._encode(self.captured[h["index"]], None)
+
+    def serve(self, cmd_fd: int, reply_fd: int) -> None:
+        while True:
+            try:
+                frame = wire.receive(cmd_fd)
+            except wire.WireError:  # the judge closed the pipe: nothing more to do
+                return
+            op = frame.header.get("op")
+            handler = getattr(self, f"op_{op}", None)
+            if op == "exit":
+                wire.send(reply_fd, {"ok": True})
+                return
+            try:
+                if handler is None:
+                    raise ValueError(f"unknown request {op!r}")
+                header, blobs = handler(frame.header, frame.blobs)
+                wire.send(reply_fd, {"ok": True, **header}, blobs)
+            except CandidateFailure as f:
+                wire.send(reply_fd, {"ok": False, "status": f.status, "message": f.message})
+            except Exception as e:  # noqa: BLE001 - a bug of ours: reported, the judge decides
+                traceback.print_exc()
+                wire.send(reply_fd, {"ok": False, "internal": one_line(e), "traceback": traceback.format_exc()[-4000:]})
+
+
+def _refill(previous: list | None, fresh: list) -> list:
+    """The fresh values written into the previous call's tensors where shapes and dtypes allow."""
+    import torch
+
+    if previous is None:
+        return fresh
+    with torch.no_grad():
+        return [old.copy_(new) if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor)
+                and old.shape == new.shape and old.dtype == new.dtype and old.device == new.device else new
+                for old, new in zip(previous, fresh)]
+
+
+def _non_finite(torch, outputs: list, tolerances: list) -> int | None:
+    """The index of the first reference output with NaN/Inf (matching -inf allowed where the task says)."""
+    for i, (o, tol) in enumerate(zip(outputs, tolerances)):
+        if type(o) is not torch.Tensor or not o.is_floating_point():
+            continue
+        bad = ~torch.isfinite(o)
+        if tol.allow_negative_inf:
+            bad = bad & (o != float("-inf"))
+        if bool(bad.any()):
+            return i
+    return None
+
+
+def prewarm(device: str) -> None:
+    """Pay a CUDA side's one-time costs (context, CUPTI start) while it waits for its first request.
+
+    Nothing here may fail the side: a missing GPU is reported by the first request that needs it.
+    """
+    import torch
+
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        return
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        dev = torch.device(device)
+        torch.cuda.set_device(dev)
+        x = torch.ones(1024, device=dev)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+            x.add_(1)
+            torch.cuda.synchronize(dev)
+        del x
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+
+
+def main(argv: list[str]) -> int:
+    device, cmd_fd, reply_fd = argv[1], int(argv[2]), int(argv[3])
+    import torch  # noqa: F401 - before the first request: a pooled side waits here already warm
+
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    prewarm(device)
+    Side(device).serve(cmd_fd, reply_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # no interpreter teardown (about 1 s with torch loaded)

@@ -1,0 +1,278 @@
+"""The judge's handles on its side processes: start one sandboxed, ask it things with a deadline, end it.
+
+A side is `python -m kernelarc.guard.side` inside the sandbox (guard/sandbox.py), with a private
+scratch folder (its cwd, HOME and TMPDIR, Triton and torch-extension caches inside), an allow-listed
+environment (no API key or token ever reaches it), two pipes (requests in, replies out) and a log
+file that the judge opened and reads through its own descriptor (never by a path the side could
+replace). Every request is timed on the judge's clock. Whatever a side does (crash, hang, flood,
+malformed replies, a memory balloon) surfaces as a `SideFailure` here, never as our exception.
+
+`SidePool` keeps started, idle sides per device (each has imported torch and, on CUDA, created its
+context while waiting), so that start-up leaves the critical path. A side serves one piece of code
+and is ended after it. Imports without torch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelarc.guard import sandbox, wire
+from kernelarc.guard.scrub import scrub
+
+ENV_ALLOWLIST = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CC", "CXX", "TORCH_CUDA_ARCH_LIST",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
+    "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+    # Kineto finalizes CUPTI after each profiler session when 1 (the sides' default, see side_env).
+    "TEARDOWN_CUPTI",
+)
+"""Variables a side may inherit; everything else (API keys, tokens, cloud credentials) is dropped."""
+KILL_GRACE_S = 3.0
+LOG_TAIL_CHARS = 4000
+WATCH_INTERVAL_S = 0.5
+"""How often the judge looks at a side's resident memory while waiting for a reply."""
+
+
+@dataclass
+class SideFailure(Exception):
+    """A side did not answer a request properly; `kind` says how."""
+
+    kind: str
+    """`timeout`, `died`, `protocol` (a malformed or oversized reply) or `memory` (over its cap)."""
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+@dataclass
+class Reply:
+    header: dict
+    blobs: tuple[bytes, ...]
+    seconds: float
+    """Wall seconds on the judge's clock, from sending the request to the reply's last byte."""
+
+
+def side_env(scratch: Path, device: str) -> dict[str, str]:
+    """The allow-listed environment of a side, with private caches inside `scratch`."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWLIST}
+    src_root = str(Path(__file__).resolve().parents[2])  # so `-m kernelarc.guard.side` resolves uninstalled
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
+    env.update(HOME=str(scratch), TMPDIR=str(scratch / "tmp"), PYTHONDONTWRITEBYTECODE="1",
+               TRITON_CACHE_DIR=str(scratch / "triton"), TORCH_EXTENSIONS_DIR=str(sandbox.EXTENSIONS_INSIDE),
+               PYTHONUNBUFFERED="1")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        # After a profiler session CUPTI otherwise stays attached and every later launch of the
+        # process pays for it (7-8 µs more host time per call on the H200, docs/benchmarks.md).
+        env.setdefault("TEARDOWN_CUPTI", "1")
+    return env
+
+
+class SideProcess:
+    """One started side process and the judge's end of its pipes."""
+
+    def __init__(self, device: str, policy: sandbox.SandboxPolicy, sandboxed: bool):
+        self.device = device
+        self.sandboxed = sandboxed
+        self.policy = policy
+        self.scratch = Path(tempfile.mkdtemp(prefix="kernelarc-side-"))
+        (self.scratch / "tmp").mkdir()
+        self.extensions = self.scratch / "extensions"
+        """Host folder seen inside as sandbox.EXTENSIONS_INSIDE: the judge copies kept builds in."""
+        self.extensions.mkdir()
+        if sandbox.needs_owner_change():
+            for path in (self.scratch, self.scratch / "tmp", self.extensions):
+                os.chown(path, sandbox.NOBODY, sandbox.NOBODY)
+        self._log_fd = os.open(self._log_path(), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        cmd_r, self._cmd_w = os.pipe()
+        self._reply_r, reply_w = os.pipe()
+        for fd in (self._cmd_w, reply_w):
+            wire.widen(fd)
+        argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w)]
+        env = side_env(self.scratch, device)
+        if sandboxed:
+            argv = sandbox.sandbox_command(argv, policy=policy, scratch=self.scratch, device=device,
+                                           extensions=self.extensions, env=env)
+        else:
+            env["TORCH_EXTENSIONS_DIR"] = str(self.extensions)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
+                                     pass_fds=(cmd_r, reply_w), cwd=self.scratch, env=env,
+                                     start_new_session=True, preexec_fn=sandbox.limits(policy, device))
+        os.close(cmd_r)
+        os.close(reply_w)
+        self.started = time.monotonic()
+
+    def _log_path(self) -> Path:
+        """The log lives beside the scratch folder, never inside it: the side cannot replace it by a link."""
+        return self.scratch.with_name(self.scratch.name + ".log")
+
+    def request(self, header: dict, blobs: Iterable[bytes] = (), *, deadline: float,
+                max_blob_bytes: int = 1 << 34) -> Reply:
+        """Send one request and wait for its reply until `deadline` (time.monotonic()).
+
+        Raises:
+            SideFailure: the side timed out, died, broke the protocol or outgrew its memory cap.
+        """
+        t0 = time.perf_counter()
+        try:
+            wire.send(self._cmd_w, header, list(blobs))
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+        while True:
+            step = min(deadline, time.monotonic() + WATCH_INTERVAL_S)
+            try:
+                frame = wire.receive(self._reply_r, deadline=step, max_blob_bytes=max_blob_bytes)
+                break
+            except wire.WireTimeout:
+                if self.proc.poll() is not None:
+                    raise self._died() from None
+                self._check_memory()
+                if time.monotonic() >= deadline:
+                    raise SideFailure("timeout", f"no reply to {header.get('op')!r} in time") from None
+            except wire.WireError as e:
+                if self.proc.poll() is not None or str(e) == "closed":
+                    raise self._died() from None
+                raise SideFailure("protocol", str(e)) from None
+        return Reply(frame.header, frame.blobs, time.perf_counter() - t0)
+
+    def _check_memory(self) -> None:
+        cap = self.policy.memory_cap()
+        rss = tree_rss(self.proc.pid)
+        if rss > cap:
+            self.kill()
+            raise SideFailure("memory", f"used {rss / 2**30:.1f} GiB of host memory, over its cap of {cap / 2**30:.1f} GiB")
+
+    def _died(self) -> SideFailure:
+        try:
+            code = self.proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with code {code}"
+        return SideFailure("died", how)
+
+    def log_tail(self) -> str:
+        """The end of the side's log, read through the judge's own descriptor, secrets scrubbed."""
+        try:
+            size = os.fstat(self._log_fd).st_size
+            start = max(0, size - 4 * LOG_TAIL_CHARS)
+            text = os.pread(self._log_fd, size - start, start).decode(errors="replace")
+        except OSError:
+            return ""
+        return scrub(text)[-LOG_TAIL_CHARS:]
+
+    def close(self, grace_s: float = 1.0) -> None:
+        """Ask the side to leave, then make sure that it and everything it started are gone."""
+        if self.proc.poll() is None:
+            try:
+                wire.send(self._cmd_w, {"op": "exit"})
+                self.proc.wait(timeout=grace_s)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        for fd in (self._cmd_w, self._reply_r, self._log_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            self._log_path().unlink()
+        except OSError:
+            pass
+
+    def kill(self) -> None:
+        """SIGKILL the side's process group (in the sandbox, the PID namespace dies with its first process)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and all its descendants (from /proc; 0 where it cannot be read)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().rsplit(b")", 1)[1].split()
+            children.setdefault(int(stat[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            pass
+        todo.extend(children.get(p, []))
+    return total
+
+
+class SidePool:
+    """Started, idle sides per device, importing torch while earlier evaluations run.
+
+    A CUDA device keeps CUDA_DEPTH idle sides (an evaluation takes two or three: candidate,
+    incumbent, reference); the CPU keeps CPU_DEPTH, since there start-ups compete with the
+    evaluation for a few cores. A campaign holds one pool and closes it.
+    """
+
+    CUDA_DEPTH = 2
+    CPU_DEPTH = 1
+
+    def __init__(self, policy: sandbox.SandboxPolicy, sandboxed: bool):
+        self.policy = policy
+        self.sandboxed = sandboxed
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[SideProcess]] = {}
+
+    def depth(self, device: str) -> int:
+        return self.CPU_DEPTH if device == "cpu" else self.CUDA_DEPTH
+
+    def take(self, device: str) -> SideProcess:
+        """The oldest live idle side for `device` (or a new one); the idle ones are topped up behind it."""
+        with self._lock:
+            idle = self._idle.setdefault(device, [])
+            side = None
+            while idle and side is None:
+                side = idle.pop(0)
+                if side.proc.poll() is not None:
+                    side.close()
+                    side = None
+            if side is None:
+                side = SideProcess(device, self.policy, self.sandboxed)
+            while len(idle) < self.depth(device):
+                idle.append(SideProcess(device, self.policy, self.sandboxed))
+            return side
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = [s for ss in self._idle.values() for s in ss], {}
+        for side in idle:
+            side.close(grace_s=0.2)
+
+
+__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "tree_rss", "ENV_ALLOWLIST"]
