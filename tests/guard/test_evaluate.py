@@ -10,7 +10,8 @@ import torch
 
 from kernelarc.errors import DeviceError
 from kernelarc.guard.candidate import candidate_from_source, load_candidate
-from kernelarc.guard.judge import draw_seeds, evaluate, resolve_device
+from kernelarc.guard.judge import evaluate, resolve_device, timing_basis
+from kernelarc.guard.session import Seeds
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Status, TimingMethod, Verdict
 from kernelarc.task.loader import load_task
@@ -19,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 EXAMPLES = REPO / "examples"
 FAST = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, compile_timeout_s=120, run_timeout_s=120)
-WORKER_STAGES = {"start", "reference", "compile", "first_call", "correctness", "timing", "exit"}
+STAGES = {"reference", "compile", "first_call", "correctness", "timing"}
 
 HONEST = [
     (FIXTURES / "tasks" / "relu_tiny.py", FIXTURES / "candidates" / "honest_torch.py"),
@@ -44,8 +45,9 @@ def test_honest_candidate_is_never_rejected(task_path, candidate_path):
     assert [w.uuid for w in ev.workloads] == [w.uuid for w in task.workloads]
     assert all(w.status is Status.PASSED and w.latency_ms > 0 and w.incumbent_ms > 0 for w in ev.workloads)
     assert all(w.iterations == FAST.cpu_iterations for w in ev.workloads)
-    assert set(ev.stage_seconds) == WORKER_STAGES
+    assert set(ev.stage_seconds) == STAGES
     assert ev.sol_ms is None and ev.sol_score is None  # no SOL figures from CPU timings
+    assert ev.basis == "wall" and ev.wall_ms == pytest.approx(ev.latency_ms) and ev.device_ms is None
 
 
 @pytest.mark.gpu
@@ -57,12 +59,13 @@ def test_honest_cuda_inline_candidate_is_never_rejected():
 
 
 @pytest.mark.gpu
-def test_launch_bound_calls_are_timed_in_batches_on_cuda():
+def test_cuda_reports_device_and_wall_time_and_the_basis_decides():
     task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
     ev = evaluate(task, load_candidate(FIXTURES / "candidates" / "honest_torch.py", task), device="cuda",
                   settings=FAST)
-    assert ev.timing is TimingMethod.CUDA_EVENTS_BATCH, ev.reason
-    assert all(w.calls_per_sample == FAST.batch_calls for w in ev.workloads)
+    assert ev.timing is TimingMethod.CUDA_EVENTS and ev.basis == "wall", ev.reason
+    assert ev.device_ms is not None and ev.wall_ms == pytest.approx(ev.latency_ms)
+    assert all(w.device_ms <= w.wall_ms * 1.25 + 0.01 for w in ev.workloads)
 
 
 @pytest.mark.slow
@@ -88,24 +91,32 @@ def test_reference_that_returns_nan_is_invalid_reference():
     assert "compile" not in ev.stage_seconds  # the candidate was never imported
 
 
-# --- seeds ------------------------------------------------------------------------------------------------------
+# --- seeds and the timing basis -------------------------------------------------------------------------------
 
 def test_seeds_are_drawn_fresh_unless_fixed():
-    task = load_task(EXAMPLES / "sol" / "rmsnorm_small")
-    first, second = draw_seeds(task, FAST), draw_seeds(task, FAST)
-    assert first != second
-    fixed = FAST.model_copy(update={"seed": 1234})
-    assert draw_seeds(task, fixed) == draw_seeds(task, fixed)
-    assert draw_seeds(task, fixed) != draw_seeds(task, fixed.model_copy(update={"seed": 1235}))
+    import random
+
+    fixed = [Seeds(random.Random(1234)).rounds(5) for _ in range(2)]
+    assert fixed[0] == fixed[1] and fixed[0] != Seeds(random.Random(1235)).rounds(5)
+    fresh = [Seeds(random.SystemRandom()).rounds(5) for _ in range(2)]
+    assert fresh[0] != fresh[1]
 
 
-def test_seeds_cover_every_workload_and_round():
-    task = load_task(EXAMPLES / "sol" / "rmsnorm_small")
-    seeds, audit, _ = draw_seeds(task, GuardSettings(seed=7))
-    assert set(seeds) == set(audit) == {w.uuid for w in task.workloads}
-    assert all(len(s) == task.rounds for s in seeds.values())
-    assert all(len(s) == 3 for s in draw_seeds(task, GuardSettings(seed=7, rounds=3))[0].values())
-    assert all(audit[u] not in seeds[u] for u in seeds)
+def test_a_fixed_seed_gives_the_same_correctness_verdict():
+    task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    partial = load_candidate(FIXTURES / "candidates" / "evil_partial_rows.py", task)
+    settings = FAST.model_copy(update={"seed": 99})
+    first, second = (evaluate(task, partial, device="cpu", settings=settings, trusted=True) for _ in range(2))
+    assert first.status is second.status is Status.INCORRECT_NUMERICAL
+    assert first.reason == second.reason  # same inputs, same wrong elements
+
+
+def test_sol_tasks_are_decided_on_device_time_and_kernelbench_on_wall_time():
+    sol, kb = load_task(EXAMPLES / "sol" / "rmsnorm_small"), load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    assert timing_basis(sol, "cuda:0", GuardSettings()) == "device"
+    assert timing_basis(kb, "cuda:0", GuardSettings()) == "wall"
+    assert timing_basis(kb, "cuda:0", GuardSettings(timing="device")) == "device"
+    assert timing_basis(sol, "cpu", GuardSettings(timing="device")) == "wall"  # the CPU has only its clock
 
 
 # --- devices ----------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ GATE_MARKER = re.compile(r"<- gate: ([a-z-]+)")
 # Fixtures the gate lets through -> what the run-time guard must answer (two rounds, as FAST says).
 RUNTIME_STATUS = {
     "evil_cache_data_ptr.py": Status.INCORRECT_NUMERICAL,  # round 2 refills round 1's buffers: stale cache hit
-    "evil_cache_call_count.py": Status.REWARD_HACK,        # right for 3 calls; the audit call in timing is not
+    "evil_cache_call_count.py": Status.REWARD_HACK,        # right for 3 calls; the timed calls (all checked) are not
     "evil_forged_result.py": Status.INCORRECT_NUMERICAL,   # its stdout line is log text; the output is judged
     "evil_input_mutation.py": Status.REWARD_HACK,
     "evil_wrong_dtype.py": Status.INCORRECT_DTYPE,
@@ -101,4 +101,4 @@ def test_tensor_subclass_is_a_reward_hack_even_past_the_gate(relu_task):
 def test_os_exit_is_a_reward_hack_even_past_the_gate(relu_task):
     ev = _judge(relu_task, "evil_os_exit.py", trusted=True)
     _assert_rejected(ev, Status.REWARD_HACK)
-    assert "exited during first_call without a result" in ev.reason
+    assert "exited during first_call without answering" in ev.reason

@@ -1,36 +1,47 @@
-"""Sampling order and batching of the guard's timing (CPU: the CUDA methods run in tests/guard/test_evaluate.py)."""
+"""The guard's timing arithmetic that runs without a GPU: sample statistics, and how kernel spans are
+attributed to calls from a profiler trace (the CUDA paths themselves run on the H200, docs/benchmarks.md)."""
 
 from __future__ import annotations
 
-from kernelarc.guard.settings import GuardSettings
-from kernelarc.guard.timing import SideTimer, calls_per_sample, interleaved
-from kernelarc.guard.types import TimingMethod
+import pytest
 
-EVENTS, CUPTI = TimingMethod.CUDA_EVENTS, TimingMethod.CUPTI
-
-
-def test_interleaved_takes_abba_samples_each_on_its_own_calls():
-    log: list[tuple[str, int]] = []
-
-    def maker(name):
-        return lambda i: (lambda: log.append((name, i)))
-
-    timers = {n: SideTimer(TimingMethod.CPU_WALL, None) for n in ("a", "b")}
-    samples = interleaved({n: (timers[n], maker(n)) for n in timers}, 4)
-    assert log == [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2), ("b", 3), ("a", 3)]
-    assert all(len(s.times_ms) == 4 and s.method is TimingMethod.CPU_WALL for s in samples.values())
+from kernelarc.guard.samples import Samples
+from kernelarc.guard.timing import ITER_MARK, iteration_spans
 
 
-def test_only_event_timed_launch_bound_calls_are_batched():
-    settings = GuardSettings()
-    fast = {"incumbent": 40e-6, "candidate": 15e-6}
-    assert calls_per_sample({EVENTS}, fast, settings) == settings.batch_calls == 16
-    assert calls_per_sample({EVENTS}, {**fast, "incumbent": 2e-4}, settings) == 1  # one side does real GPU work
-    assert calls_per_sample({EVENTS, CUPTI}, fast, settings) == 1  # side streams: one profiled call per sample
-    assert calls_per_sample({TimingMethod.CPU_WALL}, {}, settings) == 1
-    assert calls_per_sample({EVENTS}, fast, GuardSettings(batch_below_ms=0)) == 1
+def test_median_and_spread_of_samples():
+    s = Samples((1.0, 2.0, 3.0, 4.0, 5.0))
+    assert s.median == 3.0
+    assert s.quantile(0.2) == pytest.approx(1.8) and s.quantile(0.8) == pytest.approx(4.2)
+    assert s.spread == pytest.approx((4.2 - 1.8) / 3.0)
+    assert Samples((0.0, 0.0)).spread == 0.0
 
 
-def test_a_batched_timer_keeps_its_batch_and_others_take_one_call():
-    assert SideTimer(TimingMethod.CUDA_EVENTS_BATCH, None, batch=16).batch == 16
-    assert SideTimer(EVENTS, None, batch=16).batch == 1
+def _marker(i: int, ts: float, dur: float) -> dict:
+    return {"cat": "user_annotation", "name": f"{ITER_MARK}{i}", "ts": ts, "dur": dur}
+
+
+def _launch(correlation: int, ts: float) -> dict:
+    return {"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "args": {"correlation": correlation}}
+
+
+def _kernel(correlation: int, ts: float, dur: float, stream: int) -> dict:
+    return {"cat": "kernel", "name": "k", "ts": ts, "dur": dur, "args": {"correlation": correlation, "stream": stream}}
+
+
+def test_spans_run_from_first_kernel_start_to_last_kernel_end_over_every_stream():
+    events = [
+        _kernel(1, 0.0, 5.0, stream=7),  # the flush, outside every call: the launching stream
+        _marker(0, 10.0, 20.0), _launch(2, 11.0), _launch(3, 12.0),
+        _kernel(2, 40.0, 10.0, stream=7), _kernel(3, 45.0, 30.0, stream=9),  # a side stream, still counted
+        _marker(1, 100.0, 10.0), _launch(4, 101.0), _kernel(4, 120.0, 4.0, stream=7),
+    ]
+    spans, counts, streams, flush_stream = iteration_spans(events)
+    assert spans == {0: pytest.approx((75.0 - 40.0) / 1000.0), 1: pytest.approx(4.0 / 1000.0)}
+    assert counts == {0: 2, 1: 1}
+    assert streams == {0: {7, 9}, 1: {7}} and flush_stream == 7
+
+
+def test_a_call_that_launched_nothing_has_no_span():
+    spans, counts, _, _ = iteration_spans([_marker(0, 0.0, 10.0)])
+    assert spans == {} and counts == {}

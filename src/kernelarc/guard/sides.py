@@ -133,22 +133,22 @@ class SideProcess:
             wire.send(self._cmd_w, header, list(blobs))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        while True:
-            step = min(deadline, time.monotonic() + WATCH_INTERVAL_S)
-            try:
-                frame = wire.receive(self._reply_r, deadline=step, max_blob_bytes=max_blob_bytes)
-                break
-            except wire.WireTimeout:
-                if self.proc.poll() is not None:
-                    raise self._died() from None
-                self._check_memory()
-                if time.monotonic() >= deadline:
-                    raise SideFailure("timeout", f"no reply to {header.get('op')!r} in time") from None
-            except wire.WireError as e:
-                if self.proc.poll() is not None or str(e) == "closed":
-                    raise self._died() from None
-                raise SideFailure("protocol", str(e)) from None
+        try:
+            frame = wire.receive(self._reply_r, deadline=deadline, max_blob_bytes=max_blob_bytes,
+                                 on_wait=self._watch, wait_s=WATCH_INTERVAL_S)
+        except wire.WireTimeout:
+            raise SideFailure("timeout", f"no reply to {header.get('op')!r} in time") from None
+        except wire.WireError as e:
+            if self.proc.poll() is not None or str(e) == "closed":
+                raise self._died() from None
+            raise SideFailure("protocol", str(e)) from None
         return Reply(frame.header, frame.blobs, time.perf_counter() - t0)
+
+    def _watch(self) -> None:
+        """While waiting for a reply: a side that died, or outgrew its memory cap, ends the wait."""
+        if self.proc.poll() is not None:
+            raise self._died()
+        self._check_memory()
 
     def _check_memory(self) -> None:
         cap = self.policy.memory_cap()
@@ -163,7 +163,9 @@ class SideProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with code {code}"
+        if self.sandboxed and code is not None and code > 128:  # bwrap exits 128 + N when its child died of signal N
+            code = 128 - code
+        how = f"killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exited with code {code}"
         return SideFailure("died", how)
 
     def log_tail(self) -> str:
@@ -206,6 +208,13 @@ class SideProcess:
             self.proc.wait(timeout=KILL_GRACE_S)
         except subprocess.TimeoutExpired:
             pass
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def tree_rss(pid: int) -> int:

@@ -16,6 +16,7 @@ import os
 import select
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_HEADER_BYTES = 4 << 20
@@ -62,18 +63,26 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def receive(fd: int, *, deadline: float | None = None, max_blob_bytes: int = 1 << 34) -> Frame:
-    """Read one frame, waiting at most until `deadline` (time.monotonic()); None waits forever.
+def receive(fd: int, *, deadline: float | None = None, max_blob_bytes: int = 1 << 34,
+            on_wait: Callable[[], None] | None = None, wait_s: float = 0.5) -> Frame:
+    """Read one whole frame, waiting at most until `deadline` (time.monotonic()); None waits forever.
+
+    Args:
+        on_wait: called every `wait_s` seconds while no byte arrives (it may raise to give up); the
+            frame is read on where it stopped, never restarted mid-way.
 
     Raises:
         WireTimeout: the deadline passed.
         WireError: end of file, a malformed header, or blobs larger than `max_blob_bytes` in total.
     """
-    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline))
+    def read(n: int) -> bytes:
+        return _read_exact(fd, n, deadline, on_wait, wait_s)
+
+    (length,) = _LENGTH.unpack(read(_LENGTH.size))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"header of {length} bytes (at most {MAX_HEADER_BYTES})")
     try:
-        header = json.loads(_read_exact(fd, length, deadline))
+        header = json.loads(read(length))
     except ValueError as e:
         raise WireError(f"header is not JSON: {e}") from None
     sizes = header.pop("blobs", []) if isinstance(header, dict) else None
@@ -82,16 +91,21 @@ def receive(fd: int, *, deadline: float | None = None, max_blob_bytes: int = 1 <
         raise WireError("header is not an object with a list of blob sizes")
     if sum(sizes) > max_blob_bytes:
         raise WireError(f"{sum(sizes)} bytes of blobs announced, at most {max_blob_bytes} expected")
-    return Frame(header, tuple(_read_exact(fd, n, deadline) for n in sizes))
+    return Frame(header, tuple(read(n) for n in sizes))
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+def _read_exact(fd: int, n: int, deadline: float | None, on_wait, wait_s: float) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
                 raise WireTimeout()
+            step = wait_s if left is None else min(left, wait_s)
+            if select.select([fd], [], [], step)[0]:
+                break
+            if on_wait is not None:
+                on_wait()
         chunk = os.read(fd, min(n - got, 1 << 22))
         if not chunk:
             raise WireError("closed")

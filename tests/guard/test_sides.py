@@ -1,0 +1,144 @@
+"""Side processes seen from the judge: an allow-listed environment with private caches, a pool that
+starts them ahead, replies a candidate cannot forge into a pass, and failures of every kind turned
+into a SideFailure rather than hung on."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelarc.guard import sandbox
+from kernelarc.guard.candidate import load_candidate
+from kernelarc.guard.judge import evaluate
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.sides import ENV_ALLOWLIST, SideFailure, SidePool, SideProcess, side_env
+from kernelarc.guard.types import Status, Verdict
+from kernelarc.task.loader import load_task
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FAULTS = FIXTURES / "candidates" / "faults"
+FAST = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, compile_timeout_s=60, run_timeout_s=60)
+SECRETS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test", "GITHUB_TOKEN": "ghp_test",
+           "AWS_SECRET_ACCESS_KEY": "aws-test"}
+
+
+@pytest.fixture
+def relu_task():
+    return load_task(FIXTURES / "tasks" / "relu_tiny.py")
+
+
+@pytest.fixture
+def parent_secrets(monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_side_env_keeps_only_the_allow_list(tmp_path, monkeypatch, parent_secrets):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("SOME_RANDOM_SETTING", "1")
+    monkeypatch.setenv("TEARDOWN_CUPTI", "1")
+    env = side_env(tmp_path, "cpu")
+    assert env["PATH"] == "/usr/bin:/bin" and env["TEARDOWN_CUPTI"] == "1"  # a user's CUPTI choice reaches the side
+    assert not set(SECRETS) & set(env) and "SOME_RANDOM_SETTING" not in env
+    assert all(value not in env.values() for value in SECRETS.values())
+    assert all(env[k].startswith(str(tmp_path)) for k in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"))
+    assert env["TORCH_EXTENSIONS_DIR"] == str(sandbox.EXTENSIONS_INSIDE)
+    private = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"}
+    assert set(env) <= set(ENV_ALLOWLIST) | private | {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "TRITON_INTERPRET"}
+
+
+def test_cuda_sides_tear_cupti_down_unless_the_user_chose(tmp_path, monkeypatch):
+    monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
+    assert side_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "1"
+    assert "TEARDOWN_CUPTI" not in side_env(tmp_path, "cpu")
+    monkeypatch.setenv("TEARDOWN_CUPTI", "0")
+    assert side_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "0"
+
+
+def test_triton_interprets_only_on_the_cpu(tmp_path):
+    assert side_env(tmp_path, "cpu")["TRITON_INTERPRET"] == "1"
+    assert "TRITON_INTERPRET" not in side_env(tmp_path, "cuda:0")
+
+
+def test_secret_probe_fails_where_keys_are_visible(parent_secrets):
+    """The probe is a real detector: imported here, with the keys set, it refuses to load."""
+    spec = importlib.util.spec_from_file_location("_env_probe", FAULTS / "env_secrets.py")
+    with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+@pytest.mark.slow
+def test_candidate_sees_no_parent_secrets(relu_task, parent_secrets):
+    ev = evaluate(relu_task, load_candidate(FAULTS / "env_secrets.py", relu_task), device="cpu", settings=FAST,
+                  trusted=True)
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert ev.verdict is not Verdict.REJECT
+
+
+@pytest.mark.slow
+def test_replies_forged_on_every_open_fd_never_pass(relu_task):
+    ev = evaluate(relu_task, load_candidate(FAULTS / "forge_channel.py", relu_task), device="cpu", settings=FAST,
+                  trusted=True)
+    assert ev.verdict is Verdict.REJECT and ev.status is Status.REWARD_HACK, ev.reason
+    assert "reply no honest side writes" in ev.reason
+    assert ev.speedup is None and not ev.correct
+
+
+def _isolation() -> bool:
+    return sandbox.probe() is None
+
+
+@pytest.mark.slow
+def test_a_side_that_is_asked_nonsense_answers_with_its_own_failure():
+    side = SideProcess("cpu", sandbox.SandboxPolicy(), _isolation())
+    try:
+        reply = side.request({"op": "no such request"}, deadline=time.monotonic() + 60)
+        assert reply.header["ok"] is False and "unknown request" in reply.header["internal"]
+        assert reply.seconds > 0
+    finally:
+        side.close()
+    assert side.proc.poll() is not None and not side.scratch.exists()
+
+
+@pytest.mark.slow
+def test_a_side_that_does_not_answer_in_time_is_a_timeout_and_a_dead_one_is_died():
+    side = SideProcess("cpu", sandbox.SandboxPolicy(), _isolation())
+    try:
+        with pytest.raises(SideFailure) as late:  # still importing torch: no reply within 10 ms
+            side.request({"op": "ramp", "seconds": 0}, deadline=time.monotonic() + 0.01)
+        assert late.value.kind == "timeout"
+        side.kill()
+        with pytest.raises(SideFailure) as dead:
+            side.request({"op": "ramp"}, deadline=time.monotonic() + 30)
+        assert dead.value.kind == "died" and "SIGKILL" in dead.value.detail
+    finally:
+        side.close()
+
+
+@pytest.mark.slow
+def test_the_pool_hands_out_started_sides_and_close_ends_the_idle_ones():
+    pool = SidePool(sandbox.SandboxPolicy(), _isolation())
+    first = pool.take("cpu")
+    [idle] = pool._idle["cpu"]
+    second = pool.take("cpu")
+    assert second is idle and second.proc.poll() is None
+    [replacement] = pool._idle["cpu"]
+    first.close()
+    second.close()
+    pool.close()
+    assert replacement.proc.wait(timeout=10) is not None and not replacement.scratch.exists()
+
+
+def test_a_cuda_device_keeps_two_idle_sides_and_hands_out_the_oldest():
+    """Spawning is real (a `cuda:7` side without a GPU just waits for its first request like any other)."""
+    pool = SidePool(sandbox.SandboxPolicy(), False)
+    first = pool.take("cuda:7")
+    older, newer = pool._idle["cuda:7"]
+    assert pool.take("cuda:7") is older and pool._idle["cuda:7"][0] is newer and len(pool._idle["cuda:7"]) == 2
+    first.close(grace_s=0)
+    older.close(grace_s=0)
+    pool.close()
+    assert newer.proc.wait(timeout=10) is not None
