@@ -19,7 +19,7 @@ class Model(nn.Module):
 
 
 ROWS = 16
-COLS = 64
+COLS = 512
 
 
 def get_inputs():

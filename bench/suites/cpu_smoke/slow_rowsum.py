@@ -1,11 +1,11 @@
-"""Row sums one column at a time, fp32, 8 x 8: a deliberately slow reference for CPU tests of
+"""Row sums one column at a time, fp32, 8 x 512: a deliberately slow reference for CPU tests of
 `kernelarc bench` (a vectorized sum beats it by a wide margin even on the host clock)."""
 
 import torch
 import torch.nn as nn
 
 ROWS = 8
-COLS = 8
+COLS = 512
 
 
 class Model(nn.Module):

@@ -41,6 +41,8 @@ from kernelarc.task.model import Task, TaskFormat
 DEVICE_BLOCKS = 2
 """Profiler sessions per side and workload for device time (ABBA over two pairs)."""
 MAX_BLOCK_CALLS = 50
+CPU_BLOCK_S = 0.005
+"""Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 OVER_REPORT = (1.05, 0.2)
 """A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
 
@@ -239,26 +241,36 @@ class Session:
             results[w.uuid] = self.time_workload(w.uuid)
         return results
 
-    def block_calls(self, uuid: str) -> int:
-        if not self.on_cuda:
-            return 1
+    def block_calls(self, uuid: str, call_s: float) -> int:
+        """Calls per timed block: on CUDA as many as the memory budget holds (inputs drawn fresh for each,
+        outputs kept); on the CPU enough for CPU_BLOCK_S of calls, so that the judge's clock around the
+        block is not mostly the request's own overhead."""
         per_call = self.input_bytes[uuid] + self.output_bytes(uuid)
-        return max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
+        fit = max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
+        if self.on_cuda:
+            return fit
+        return max(1, min(fit, math.ceil(CPU_BLOCK_S / max(call_s, 1e-6))))
 
     def time_workload(self, uuid: str) -> WorkloadTimes:
         specs = self.specs(uuid)
         times = WorkloadTimes()
         per_call_s = {}
         warmup = self.settings.warmup if self.on_cuda else 1
-        for side in (self.inc, self.cand):
-            reply = self.ask(side, {"op": "warm", "workload": uuid, "seed": self.seeds.draw(), "calls": warmup,
-                                    "specs": specs}, workload=uuid)
-            per_call_s[side.role] = reply.seconds / warmup
+        for side in (self.inc, self.cand):  # untimed calls through the timed path: its first-use costs paid
+            reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
+                                    "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
+                                    "capture": False}, workload=uuid)
+            got = reply.header.get("samples_ms")  # only sizes the blocks below: a lie costs the liar time
+            per_call_s[side.role] = (sum(got) / 1000.0 / warmup if isinstance(got, list) and got
+                                     and all(isinstance(t, (int, float)) for t in got) else reply.seconds / warmup)
         sync_end = {self.inc.role: False, self.cand.role: False}
         if self.on_cuda:
             sync_end = self._device_pass(uuid, specs, times)
-        n = self.settings.timed_iterations(self.on_cuda, call_s=max(per_call_s.values()))
-        self._wall_pass(uuid, specs, n, sync_end, times)
+        call_s = max(per_call_s.values())
+        n = self.settings.timed_iterations(self.on_cuda, call_s=call_s)
+        k = self.block_calls(uuid, call_s)
+        # CUDA: n calls in blocks of k, a sample per call; CPU: n blocks of k calls, a sample per block.
+        self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times)
         times.iterations = n
         return times
 
@@ -288,9 +300,8 @@ class Session:
             times.device[role] = Samples(tuple(spans))
         return side_streams
 
-    def _wall_pass(self, uuid: str, specs: list[dict], n: int, sync_end: dict[str, bool], times: WorkloadTimes) -> None:
-        k = self.block_calls(uuid)
-        n_blocks = max(1, math.ceil(n / k))
+    def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],
+                   times: WorkloadTimes) -> None:
         seeds = [[self.seeds.draw() for _ in range(k)] for _ in range(n_blocks)]
         total = n_blocks * k
         audits = set(self.seeds.rng.sample(range(total), min(total, self.settings.audits))) if self.on_cuda else set()
