@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import random
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kernelarc.guard.samples import Samples, median
@@ -75,6 +76,8 @@ class WorkloadTimes:
     wall: dict[str, Samples] = field(default_factory=dict)
     device: dict[str, Samples] = field(default_factory=dict)
     residual_ms: dict[str, float] = field(default_factory=dict)
+    alone_ms: float | None = None
+    """The incumbent's median call before any candidate block was timed (its warm-up)."""
     iterations: int = 0
 
 
@@ -261,8 +264,10 @@ class Session:
                                     "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
                                     "capture": False}, workload=uuid)
             got = reply.header.get("samples_ms")  # only sizes the blocks below: a lie costs the liar time
-            per_call_s[side.role] = (sum(got) / 1000.0 / warmup if isinstance(got, list) and got
-                                     and all(isinstance(t, (int, float)) for t in got) else reply.seconds / warmup)
+            valid = isinstance(got, list) and got and all(isinstance(t, (int, float)) for t in got)
+            per_call_s[side.role] = sum(got) / 1000.0 / warmup if valid else reply.seconds / warmup
+            if side is self.inc and valid:
+                times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
         if self.on_cuda:
             sync_end = self._device_pass(uuid, specs, times)
@@ -273,6 +278,18 @@ class Session:
         self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times)
         times.iterations = n
         return times
+
+    @contextmanager
+    def alone(self, side: Side):
+        """While `side` is timed, every other side that runs untrusted code is stopped (guard/sides.py)."""
+        others = [s.process for s in (self.inc, self.cand) if s is not side and s is not self.ref]
+        for other in others:
+            other.freeze()
+        try:
+            yield
+        finally:
+            for other in others:
+                other.thaw()
 
     def _pairs(self, n_blocks: int):
         """Block order ABBA...: (side, block index) with the incumbent first in even pairs."""
@@ -286,8 +303,9 @@ class Session:
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
         side_streams = {self.inc.role: False, self.cand.role: False}
         for side, b in self._pairs(DEVICE_BLOCKS):
-            reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                    "specs": specs, "capture": False}, workload=uuid)
+            with self.alone(side):
+                reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
+                                        "specs": specs, "capture": False}, workload=uuid)
             got = self._samples(side, reply, len(seeds[b]), uuid)
             samples[side.role] += got
             kernels[side.role] += [int(k) for k in reply.header.get("kernels", [])]
@@ -314,7 +332,8 @@ class Session:
             request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
                        "specs": specs, "sync_end": sync_end[side.role], "capture": side is self.cand or not self.on_cuda,
                        "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
-            reply = self.ask(side, request, max_blob_bytes=k * self._call_bytes(uuid), workload=uuid)
+            with self.alone(side):
+                reply = self.ask(side, request, max_blob_bytes=k * self._call_bytes(uuid), workload=uuid)
             got = self._samples(side, reply, k, uuid)
             reported[side.role] += got
             judged[side.role].append(1000.0 * reply.seconds / k)
@@ -333,6 +352,7 @@ class Session:
                 times.wall[role] = Samples(tuple(reported[role]))
             self._check_residuals(uuid, times)
             self._check_device_within_wall(uuid, times)
+            self._check_interference(uuid, times)
         else:  # the judge's clock decides: each request, less the least bookkeeping the incumbent's side showed
             bookkeeping = max(0.0, min(residual[self.inc.role]))  # jitter only adds: the least is the fixed cost
             for role in judged:
@@ -379,6 +399,17 @@ class Session:
         if r_inc - r_cand > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side skipped its own bookkeeping "
                                          f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms)", uuid)
+
+    def _check_interference(self, uuid: str, times: WorkloadTimes) -> None:
+        """The incumbent must not run much slower beside the candidate than it ran before it: a candidate
+        that leaves GPU work queued when its turn ends (stopping its processes stops new launches, not
+        queued kernels) would slow the incumbent's blocks and look faster."""
+        alone, beside = times.alone_ms, times.wall[self.inc.role].median
+        limit = (alone or 0.0) * (1.0 + self.settings.interference) + self.settings.residual_floor_ms
+        if alone is not None and beside > limit:
+            raise Failure("REWARD_HACK", f"workload {uuid}: the incumbent took {beside:.4g} ms per call between the "
+                                         f"candidate's blocks and {alone:.4g} ms before them: work of the candidate's "
+                                         "overlapped the incumbent's timing", uuid)
 
     def _check_device_within_wall(self, uuid: str, times: WorkloadTimes) -> None:
         """A call's kernel span cannot exceed the call's wall time (both from an idle card)."""

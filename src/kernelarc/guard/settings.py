@@ -40,6 +40,10 @@ class GuardSettings(BaseModel):
     clock_ramp_s: float = Field(default=0.2, ge=0)
     """Seconds of busy work on the card before timing, so no sample is taken at idle clocks (no
     clocks are locked: the machine's settings are not ours to change)."""
+    interference: float = Field(default=0.3, ge=0)
+    """On CUDA, the incumbent's median beside the candidate may exceed its median before the candidate's
+    first timed block by this share (plus the residual floor); beyond it the candidate's work overlapped
+    the incumbent's timing (guard/session.py)."""
     residual_floor_ms: float = Field(default=0.01, ge=0)
     residual_ratio: float = Field(default=0.1, ge=0)
     residual_share: float = Field(default=0.05, ge=0)

@@ -115,7 +115,7 @@ class SideProcess:
                                      start_new_session=True, preexec_fn=sandbox.limits(policy, device))
         os.close(cmd_r)
         os.close(reply_w)
-        self.started = time.monotonic()
+        self._frozen: set[int] = set()
 
     def _log_path(self) -> Path:
         """The log lives beside the scratch folder, never inside it: the side cannot replace it by a link."""
@@ -198,6 +198,27 @@ class SideProcess:
         except OSError:
             pass
 
+    def freeze(self) -> None:
+        """Stop every process of the side (SIGSTOP) while another side is timed: no thread of it can
+        launch work that would slow the other down. Walked until no new process appears."""
+        stopped: set[int] = set()
+        while pending := [p for p in descendants(self.proc.pid) if p not in stopped]:
+            for p in pending:
+                try:
+                    os.kill(p, signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                stopped.add(p)
+        self._frozen = stopped
+
+    def thaw(self) -> None:
+        for p in self._frozen:
+            try:
+                os.kill(p, signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._frozen = set()
+
     def kill(self) -> None:
         """SIGKILL the side's process group (in the sandbox, the PID namespace dies with its first process)."""
         try:
@@ -217,8 +238,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants (from /proc; 0 where it cannot be read)."""
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it, seen from this PID namespace (from /proc)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -229,15 +250,23 @@ def tree_rss(pid: int) -> int:
             children.setdefault(int(stat[1]), []).append(int(entry))
         except (OSError, IndexError, ValueError):
             continue
-    total, todo, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
+    found, todo = [], [pid]
     while todo:
         p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and all its descendants (0 where it cannot be read)."""
+    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+    for p in descendants(pid):
         try:
             with open(f"/proc/{p}/statm", "rb") as f:
                 total += int(f.read().split()[1]) * page
         except (OSError, IndexError, ValueError):
             pass
-        todo.extend(children.get(p, []))
     return total
 
 
@@ -284,4 +313,4 @@ class SidePool:
             side.close(grace_s=0.2)
 
 
-__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "tree_rss", "ENV_ALLOWLIST"]
+__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "tree_rss", "descendants", "ENV_ALLOWLIST"]

@@ -31,7 +31,7 @@ def test_linear_gelu_gives_gemm_with_bias_and_epilogue():
 
 def test_unrolled_column_sums_fold_into_one_reduction():
     red = example_analysis("kernelbench/slow_sum.py").facts["reduction"]
-    assert (red["op"], red["input"], red["dims"], red["keepdim"], red["unrolled"]) == ("sum", "x", [1], True, 64)
+    assert (red["op"], red["input"], red["dims"], red["keepdim"], red["unrolled"]) == ("sum", "x", [1], True, 512)
 
 
 @pytest.mark.parametrize("relative, key, expected", [
