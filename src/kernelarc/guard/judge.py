@@ -234,8 +234,8 @@ class Judge:
             self.build_cache.restore(inc.extensions, incumbent)
         return restored
 
-    def _common(self, session: Session, device: str, started: float) -> dict:
-        log = session.cand.process.log_tail()
+    def _common(self, session: Session, device: str, started: float, log_of=None) -> dict:
+        log = (log_of or session.cand).process.log_tail()
         return {"device": _device_name(device), "wall_s": time.monotonic() - started, "log_tail": log,
                 "stage_seconds": {k: round(v, 4) for k, v in session.stage_seconds.items()},
                 "compile_s": session.compile_s}
@@ -247,8 +247,9 @@ class Judge:
             workloads = (WorkloadResult(uuid=f.workload, status=Status(f.status), message=reason,
                                         max_abs_error=f.errors.get("max_abs_error"),
                                         max_rel_error=f.errors.get("max_rel_error")),)
+        blamed = session.ref if f.status == "INVALID_REFERENCE" else session.cand
         return Evaluation(verdict=Verdict.REJECT, status=Status(f.status), correct=False, reason=reason,
-                          workloads=workloads, **self._common(session, device, started))
+                          workloads=workloads, **self._common(session, device, started, blamed))
 
     def _passed(self, session: Session, times: dict[str, WorkloadTimes], device: str, settings: GuardSettings,
                 vs_reference: bool, started: float) -> Evaluation:

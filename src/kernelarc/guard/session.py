@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
-from kernelarc.guard.wire import tensor_nbytes
+from kernelarc.guard.wire import copy_regions, tensor_nbytes
 from kernelarc.task.model import Task, TaskFormat
 
 DEVICE_BLOCKS = 2
@@ -123,11 +123,10 @@ class Session:
     def finish(self) -> None:
         self.enter("done", 0.0)
 
-    def ask(self, side: Side, header: dict, blobs=(), *, max_blob_bytes: int = 1 << 20,
-            workload: str | None = None) -> Reply:
+    def ask(self, side: Side, header: dict, *, workload: str | None = None) -> Reply:
         """One request; a side's failure becomes the evaluation's Failure, worded for its role."""
         try:
-            reply = side.process.request(header, blobs, deadline=self.deadline, max_blob_bytes=max_blob_bytes)
+            reply = side.process.request(header, deadline=self.deadline)
         except SideFailure as f:
             raise self._side_failure(side, f, workload) from None
         h = reply.header
@@ -200,32 +199,30 @@ class Session:
             worst = (0.0, 0.0)
             for r, seed in enumerate(self.seeds.rounds(rounds)):
                 reply = self.ask(self.cand, {"op": "call", "workload": w.uuid, "seed": seed, "poison": True,
-                                             "return_inputs": True, "specs": self.specs(w.uuid)},
-                                 max_blob_bytes=self._call_bytes(w.uuid), workload=w.uuid)
-                errors = self.check(w.uuid, seed, reply.header, reply.blobs, f"round {r + 1}")
+                                             "return_inputs": True, "specs": self.specs(w.uuid)}, workload=w.uuid)
+                errors = self.check(w.uuid, seed, reply.header, f"round {r + 1}")
                 worst = (max(worst[0], errors[0]), max(worst[1], errors[1]))
             self.workload_errors[w.uuid] = worst
 
-    def _call_bytes(self, uuid: str) -> int:
-        return self.output_bytes(uuid) + self.input_bytes[uuid] + 4096
-
-    def check(self, uuid: str, seed: int, header: dict, blobs: tuple[bytes, ...], where: str,
-              audit: bool = False) -> tuple[float, float]:
-        """Validate a candidate call's outputs (and inputs) on the judge's side, then have the reference
-        side compare them with the reference on the same inputs; the (max abs, max rel) errors."""
+    def check(self, uuid: str, seed: int, header: dict, where: str, audit: bool = False) -> tuple[float, float]:
+        """Validate a candidate call's outputs (and inputs) on the judge's side, copy them from its
+        mailbox into the reference side's, and have the reference side compare them with the reference
+        on the same inputs; the (max abs, max rel) errors."""
         outputs = header.get("outputs")
         inputs = header.get("inputs")
-        problem = validate_outputs(outputs, blobs, self.outputs[uuid])
+        size = self.cand.process.mailbox_size()
+        problem = validate_outputs(outputs, self.outputs[uuid], size)
         if problem is None and inputs is not None:
-            problem = validate_blobs(inputs, blobs[len(outputs):], "input")
+            problem = validate_regions(inputs, size, "input")
         if problem is not None:
             status, message = problem
             raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
-        request = {"op": "check", "workload": uuid, "seed": seed, "outputs": outputs,
+        copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
+        request = {"op": "check", "workload": uuid, "seed": seed, "outputs": copies[:len(outputs)],
                    "atol": self.settings.atol, "rtol": self.settings.rtol}
         if inputs is not None:
-            request["inputs"] = inputs
-        verdict = self.ask(self.ref, request, blobs, workload=uuid).header
+            request["inputs"] = copies[len(outputs):]
+        verdict = self.ask(self.ref, request, workload=uuid).header
         errors = (float(verdict.get("max_abs_error") or 0.0), float(verdict.get("max_rel_error") or 0.0))
         if verdict.get("status"):
             status, message = verdict["status"], verdict["message"]
@@ -261,8 +258,7 @@ class Session:
         warmup = self.settings.warmup if self.on_cuda else 1
         for side in (self.inc, self.cand):  # untimed calls through the timed path: its first-use costs paid
             reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
-                                    "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
-                                    "capture": False}, workload=uuid)
+                                    "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs}, workload=uuid)
             got = reply.header.get("samples_ms")  # only sizes the blocks below: a lie costs the liar time
             valid = isinstance(got, list) and got and all(isinstance(t, (int, float)) for t in got)
             per_call_s[side.role] = sum(got) / 1000.0 / warmup if valid else reply.seconds / warmup
@@ -305,7 +301,7 @@ class Session:
         for side, b in self._pairs(DEVICE_BLOCKS):
             with self.alone(side):
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                        "specs": specs, "capture": False}, workload=uuid)
+                                        "specs": specs}, workload=uuid)
             got = self._samples(side, reply, len(seeds[b]), uuid)
             samples[side.role] += got
             kernels[side.role] += [int(k) for k in reply.header.get("kernels", [])]
@@ -327,13 +323,13 @@ class Session:
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         for side, b in self._pairs(n_blocks):
-            # CPU: every call's outputs and inputs come back inside the timed request, on both sides
-            # (the same bookkeeping), and the candidate's are all checked.
+            # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
+            # outputs and inputs come back inside the timed request, and the candidate's are all checked.
             request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
-                       "specs": specs, "sync_end": sync_end[side.role], "capture": side is self.cand or not self.on_cuda,
+                       "specs": specs, "sync_end": sync_end[side.role], "capture": True,
                        "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
             with self.alone(side):
-                reply = self.ask(side, request, max_blob_bytes=k * self._call_bytes(uuid), workload=uuid)
+                reply = self.ask(side, request, workload=uuid)
             got = self._samples(side, reply, k, uuid)
             reported[side.role] += got
             judged[side.role].append(1000.0 * reply.seconds / k)
@@ -342,9 +338,8 @@ class Session:
                 self._check_block(uuid, seeds[b], reply)
             elif side is self.cand:
                 for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
-                    fetched = self.ask(self.cand, {"op": "fetch", "index": index},
-                                       max_blob_bytes=self.output_bytes(uuid) + 4096, workload=uuid)
-                    self.check(uuid, seeds[b][index], fetched.header, fetched.blobs, "an audited timed call", audit=True)
+                    fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
+                    self.check(uuid, seeds[b][index], fetched.header, "an audited timed call", audit=True)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
         if self.on_cuda:
@@ -363,11 +358,10 @@ class Session:
         calls = reply.header.get("calls")
         if not isinstance(calls, list) or len(calls) != len(seeds):
             raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
-        offset = 0
         for i, call in enumerate(calls):
-            n = len(call.get("outputs") or []) + len(call.get("inputs") or [])
-            self.check(uuid, seeds[i], call, reply.blobs[offset:offset + n], "a timed call", audit=True)
-            offset += n
+            if not isinstance(call, dict):
+                raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
+            self.check(uuid, seeds[i], call, "a timed call", audit=True)
 
     def _samples(self, side: Side, reply: Reply, n: int, uuid: str) -> list[float]:
         """The block's samples, if they are n finite non-negative numbers that fit the judge's clock."""
@@ -426,8 +420,9 @@ STATUSES = {"STATIC_REJECT", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "INCOR
 """Statuses a candidate side may report for itself (never PASSED or INVALID_REFERENCE)."""
 
 
-def validate_outputs(outputs, blobs: tuple[bytes, ...], expected: list[dict]) -> tuple[str, str] | None:
-    """(status, message) when a call's outputs are not exactly the reference's kinds, shapes and dtypes."""
+def validate_outputs(outputs, expected: list[dict], mailbox_size: int) -> tuple[str, str] | None:
+    """(status, message) when a call's outputs are not exactly the reference's kinds, shapes and dtypes,
+    or do not lie in the side's mailbox as described."""
     if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
         return "REWARD_HACK", "the side's reply describes no outputs"
     if len(outputs) != len(expected):
@@ -442,21 +437,23 @@ def validate_outputs(outputs, blobs: tuple[bytes, ...], expected: list[dict]) ->
             return "INCORRECT_SHAPE", f"output {i} has shape {tuple(got.get('shape', []))}, expected {tuple(want['shape'])}"
         if got.get("dtype") != want["dtype"]:
             return "INCORRECT_DTYPE", f"output {i} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
-    return validate_blobs(outputs, blobs, "output")
+    return validate_regions(outputs, mailbox_size, "output")
 
 
-def validate_blobs(described, blobs: tuple[bytes, ...], what: str) -> tuple[str, str] | None:
-    """(status, message) when the bytes do not match their descriptions one for one."""
-    if not isinstance(described, list) or len(blobs) < len(described):
-        return "REWARD_HACK", f"the side's reply lacks the bytes of its {what}s"
-    for i, (d, blob) in enumerate(zip(described, blobs)):
+def validate_regions(described, mailbox_size: int, what: str) -> tuple[str, str] | None:
+    """(status, message) unless every description is a tensor whose bytes lie inside the mailbox."""
+    if not isinstance(described, list):
+        return "REWARD_HACK", f"the side's reply describes no {what}s"
+    for i, d in enumerate(described):
         try:
-            ok = d.get("kind") == "tensor" and tensor_nbytes(d) == len(blob)
-        except (KeyError, TypeError, ValueError):
+            n, at = d["nbytes"], d["offset"]
+            ok = (d.get("kind") == "tensor" and isinstance(n, int) and isinstance(at, int) and at >= 0
+                  and n == tensor_nbytes(d) and at + n <= mailbox_size)
+        except (KeyError, TypeError, ValueError, AttributeError):
             ok = False
         if not ok:
-            return "REWARD_HACK", f"{what} {i} arrived as {len(blob)} bytes that do not match its description"
+            return "REWARD_HACK", f"{what} {i} is not where the side's reply says it is"
     return None
 
 
-__all__ = ["Session", "Seeds", "Failure", "WorkloadTimes", "validate_outputs", "validate_blobs", "STATUSES"]
+__all__ = ["Session", "Seeds", "Failure", "WorkloadTimes", "validate_outputs", "validate_regions", "STATUSES"]

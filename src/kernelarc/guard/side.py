@@ -1,4 +1,4 @@
-"""A side process of the guard: `python -m kernelarc.guard.side DEVICE CMD_FD REPLY_FD`.
+"""A side process of the guard: `python -m kernelarc.guard.side DEVICE CMD_FD REPLY_FD MAILBOX_FD`.
 
 The judge starts one per role, each in its own sandbox: the reference side (the task's own code:
 it computes reference outputs and compares what the judge hands it), and one side per piece of
@@ -46,10 +46,11 @@ def one_line(exc: BaseException) -> str:
 class Side:
     """The state of one side process: the task made callable, the loaded code, staged inputs, captures."""
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, mailbox: wire.Mailbox):
         import torch
 
         self.torch = torch
+        self.mailbox = mailbox
         self.device = torch.device(device)
         self.on_cuda = self.device.type == "cuda"
         self.runtime = None
@@ -58,6 +59,9 @@ class Side:
         self.captured: list[list] = []
         """Outputs of the last timed block, one entry per call, for the judge to fetch any of them."""
         self._flush = None
+        self._first_inputs: list = []
+        """The first call's inputs, held for the side's life: no later input lands at their address, so
+        a graph captured on them and replayed later reads memory no checked call uses."""
         self._round_inputs: dict[str, list] = {}
         """Each workload's inputs of the last correctness call: the next round's values are written
         into them, so a cache keyed on addresses sees new values at old addresses and answers stale."""
@@ -103,16 +107,16 @@ class Side:
         return self._flush
 
     # -- requests --------------------------------------------------------------------------------
-    def op_setup(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_setup(self, h: dict) -> dict:
         from kernelarc.task.model import Task
         from kernelarc.task.runtime import TaskRuntime
 
         task = Task.model_validate({**h["task"], "definition": h["definition"]})
         status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
         self.runtime = self.guarded(status, TaskRuntime, task, self.device)
-        return {}, []
+        return {}
 
-    def op_load(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_load(self, h: dict) -> dict:
         from kernelarc.guard.candidate import Candidate
         from kernelarc.guard.loading import load_callee, reference_callee
 
@@ -123,9 +127,9 @@ class Side:
             candidate = Candidate.model_validate(h["candidate"])
             self.callee = self.guarded("COMPILE_ERROR", load_callee, candidate, self.runtime, self.workdir,
                                        h.get("label", "candidate"))
-        return {"seconds": time.perf_counter() - t0}, []
+        return {"seconds": time.perf_counter() - t0}
 
-    def op_specs(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_specs(self, h: dict) -> dict:
         """Reference side: the outputs' descriptions on one input set, checked to be finite tensors."""
         inputs = self.inputs(h["workload"], h["seed"])
         outputs = self.guarded("INVALID_REFERENCE", self.callee.bind(inputs, []))
@@ -138,9 +142,9 @@ class Side:
         if bad is not None:
             raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
         in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, self.torch.Tensor))
-        return {"outputs": descriptions, "input_bytes": in_bytes}, []
+        return {"outputs": descriptions, "input_bytes": in_bytes}
 
-    def op_call(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_call(self, h: dict) -> dict:
         """One correctness call on the inputs of `seed`: its outputs (and its inputs after the call) back."""
         from kernelarc.guard.correctness import poison_allocator
 
@@ -152,17 +156,27 @@ class Side:
         outputs = self.guarded("RUNTIME_ERROR", self.callee.bind(inputs, specs))
         return self._encode(outputs, inputs if h.get("return_inputs") else None)
 
-    def _encode(self, outputs: list, inputs: list | None) -> tuple[dict, list]:
-        described = [wire.tensor_blob(o) for o in outputs]
-        header = {"outputs": [d for d, _ in described]}
-        blobs = [b for _, b in described]
-        if inputs is not None:
-            tensors = [wire.tensor_blob(t) for t in inputs if isinstance(t, self.torch.Tensor)]
-            header["inputs"] = [d for d, _ in tensors]
-            blobs += [b for _, b in tensors]
-        return header, blobs
+    def _encode(self, outputs: list, inputs: list | None) -> dict:
+        """Outputs (and tensor inputs) into the mailbox; the header describing where they are."""
+        return self._encode_calls([(outputs, inputs)])[0]
 
-    def op_check(self, h: dict, blobs) -> tuple[dict, list]:
+    def _encode_calls(self, calls: list[tuple[list, list | None]]) -> list[dict]:
+        values, cuts = [], []
+        for outputs, inputs in calls:
+            tensors = [t for t in inputs if isinstance(t, self.torch.Tensor)] if inputs is not None else None
+            cuts.append((len(outputs), None if tensors is None else len(tensors)))
+            values += list(outputs) + (tensors or [])
+        described, at, headers = self.mailbox.write(values), 0, []
+        for n_out, n_in in cuts:
+            header = {"outputs": described[at:at + n_out]}
+            at += n_out
+            if n_in is not None:
+                header["inputs"] = described[at:at + n_in]
+                at += n_in
+            headers.append(header)
+        return headers
+
+    def op_check(self, h: dict) -> dict:
         """Reference side: compare the outputs (and inputs) the judge relays with the reference's own."""
         from kernelarc.guard.correctness import check_outputs, inputs_unchanged
 
@@ -172,18 +186,17 @@ class Side:
         bad = _non_finite(self.torch, expected, self.tolerances(h, expected))
         if bad is not None:
             raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
-        n_out = len(h["outputs"])
-        actual = [wire.blob_tensor(d, b, self.device) for d, b in zip(h["outputs"], blobs[:n_out])]
+        actual = [self.mailbox.read(d, self.device) for d in h["outputs"]]
         check = check_outputs(actual, expected, self.tolerances(h, expected))
         reply = {"status": None if check.ok else check.status.value, "message": check.message,
                  "max_abs_error": check.max_abs_error, "max_rel_error": check.max_rel_error}
         if check.ok and "inputs" in h:
-            after = [wire.blob_tensor(d, b, self.device) for d, b in zip(h["inputs"], blobs[n_out:])]
+            after = [self.mailbox.read(d, self.device) for d in h["inputs"]]
             tensors = [t for t in pristine if isinstance(t, self.torch.Tensor)]
             changed = inputs_unchanged(tensors, after) if len(after) == len(tensors) else "inputs were not handed back"
             if changed:
                 reply.update(status="REWARD_HACK", message=changed)
-        return reply, []
+        return reply
 
     def tolerances(self, h: dict, outputs: list) -> list:
         from kernelarc.task.model import Tolerance
@@ -196,14 +209,16 @@ class Side:
             tols.append(Tolerance(**{**tol.model_dump(), **override}) if override else tol)
         return tols
 
-    def op_warm(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_warm(self, h: dict) -> dict:
         """Untimed calls on one input set (JIT compilation and autotuning happen in the first)."""
-        call = self.callee.bind(self.inputs(h["workload"], h["seed"]), self.specs(h))
+        inputs = self.inputs(h["workload"], h["seed"])
+        self._first_inputs = self._first_inputs or inputs
+        call = self.callee.bind(inputs, self.specs(h))
         for _ in range(h.get("calls", 1)):
             self.guarded(h.get("status", "RUNTIME_ERROR"), call)
-        return {}, []
+        return {}
 
-    def op_ramp(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_ramp(self, h: dict) -> dict:
         """Keep the card busy for a moment, so that timing never starts from idle clocks."""
         if self.on_cuda:
             flush, end = self.flush(), time.perf_counter() + h.get("seconds", 0.2)
@@ -211,9 +226,9 @@ class Side:
                 for _ in range(8):
                     flush()
                 self.sync()
-        return {}, []
+        return {}
 
-    def op_time(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_time(self, h: dict) -> dict:
         """Time one call on each of `seeds` (fresh inputs each), keeping every call's outputs for `fetch`."""
         from kernelarc.guard import timing
 
@@ -233,23 +248,21 @@ class Side:
                 samples.append(self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep, h.get("sync_end", False)))
             header = {"samples_ms": samples}
         if h.get("send_outputs"):
-            encoded = [self._encode(outs, staged[i] if h.get("return_inputs") else None)
-                       for i, outs in enumerate(self.captured)]
-            header["calls"] = [e[0] for e in encoded]
-            return header, [b for e in encoded for b in e[1]]
-        return header, []
+            header["calls"] = self._encode_calls([(outs, staged[i] if h.get("return_inputs") else None)
+                                                  for i, outs in enumerate(self.captured)])
+        return header
 
-    def op_fetch(self, h: dict, blobs) -> tuple[dict, list]:
+    def op_fetch(self, h: dict) -> dict:
         """The outputs kept from call `index` of the last timed block."""
         return self._encode(self.captured[h["index"]], None)
 
     def serve(self, cmd_fd: int, reply_fd: int) -> None:
         while True:
             try:
-                frame = wire.receive(cmd_fd)
+                request = wire.receive(cmd_fd)
             except wire.WireError:  # the judge closed the pipe: nothing more to do
                 return
-            op = frame.header.get("op")
+            op = request.get("op")
             handler = getattr(self, f"op_{op}", None)
             if op == "exit":
                 wire.send(reply_fd, {"ok": True})
@@ -257,8 +270,7 @@ class Side:
             try:
                 if handler is None:
                     raise ValueError(f"unknown request {op!r}")
-                header, blobs = handler(frame.header, frame.blobs)
-                wire.send(reply_fd, {"ok": True, **header}, blobs)
+                wire.send(reply_fd, {"ok": True, **handler(request)})
             except CandidateFailure as f:
                 wire.send(reply_fd, {"ok": False, "status": f.status, "message": f.message})
             except Exception as e:  # noqa: BLE001 - a bug of ours: reported, the judge decides
@@ -315,7 +327,7 @@ def prewarm(device: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    device, cmd_fd, reply_fd = argv[1], int(argv[2]), int(argv[3])
+    device, cmd_fd, reply_fd, mailbox_fd = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
     import torch  # noqa: F401 - before the first request: a pooled side waits here already warm
 
     try:
@@ -323,7 +335,7 @@ def main(argv: list[str]) -> int:
     except ImportError:
         pass
     prewarm(device)
-    Side(device).serve(cmd_fd, reply_fd)
+    Side(device, wire.Mailbox(mailbox_fd)).serve(cmd_fd, reply_fd)
     return 0
 
 

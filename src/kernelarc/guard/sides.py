@@ -22,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +60,6 @@ class SideFailure(Exception):
 @dataclass
 class Reply:
     header: dict
-    blobs: tuple[bytes, ...]
     seconds: float
     """Wall seconds on the judge's clock, from sending the request to the reply's last byte."""
 
@@ -103,7 +101,9 @@ class SideProcess:
         self._reply_r, reply_w = os.pipe()
         for fd in (self._cmd_w, reply_w):
             wire.widen(fd)
-        argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w)]
+        self.mailbox = os.memfd_create("kernelarc-mailbox", 0)
+        """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
+        argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
         env = side_env(self.scratch, device)
         if sandboxed:
             argv = sandbox.sandbox_command(argv, policy=policy, scratch=self.scratch, device=device,
@@ -111,7 +111,7 @@ class SideProcess:
         else:
             env["TORCH_EXTENSIONS_DIR"] = str(self.extensions)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                                     pass_fds=(cmd_r, reply_w), cwd=self.scratch, env=env,
+                                     pass_fds=(cmd_r, reply_w, self.mailbox), cwd=self.scratch, env=env,
                                      start_new_session=True, preexec_fn=sandbox.limits(policy, device))
         os.close(cmd_r)
         os.close(reply_w)
@@ -121,8 +121,10 @@ class SideProcess:
         """The log lives beside the scratch folder, never inside it: the side cannot replace it by a link."""
         return self.scratch.with_name(self.scratch.name + ".log")
 
-    def request(self, header: dict, blobs: Iterable[bytes] = (), *, deadline: float,
-                max_blob_bytes: int = 1 << 34) -> Reply:
+    def mailbox_size(self) -> int:
+        return os.fstat(self.mailbox).st_size
+
+    def request(self, header: dict, *, deadline: float) -> Reply:
         """Send one request and wait for its reply until `deadline` (time.monotonic()).
 
         Raises:
@@ -130,19 +132,18 @@ class SideProcess:
         """
         t0 = time.perf_counter()
         try:
-            wire.send(self._cmd_w, header, list(blobs))
+            wire.send(self._cmd_w, header)
         except (BrokenPipeError, OSError):
             raise self._died() from None
         try:
-            frame = wire.receive(self._reply_r, deadline=deadline, max_blob_bytes=max_blob_bytes,
-                                 on_wait=self._watch, wait_s=WATCH_INTERVAL_S)
+            header_back = wire.receive(self._reply_r, deadline=deadline, on_wait=self._watch, wait_s=WATCH_INTERVAL_S)
         except wire.WireTimeout:
             raise SideFailure("timeout", f"no reply to {header.get('op')!r} in time") from None
         except wire.WireError as e:
             if self.proc.poll() is not None or str(e) == "closed":
                 raise self._died() from None
             raise SideFailure("protocol", str(e)) from None
-        return Reply(frame.header, frame.blobs, time.perf_counter() - t0)
+        return Reply(header_back, time.perf_counter() - t0)
 
     def _watch(self) -> None:
         """While waiting for a reply: a side that died, or outgrew its memory cap, ends the wait."""
@@ -187,7 +188,7 @@ class SideProcess:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
-        for fd in (self._cmd_w, self._reply_r, self._log_fd):
+        for fd in (self._cmd_w, self._reply_r, self._log_fd, self.mailbox):
             try:
                 os.close(fd)
             except OSError:

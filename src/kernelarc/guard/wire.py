@@ -1,12 +1,12 @@
-"""Messages between the judge and its side processes: a JSON header plus raw byte blobs, on pipes.
+"""Messages between the judge and its side processes: JSON headers on pipes, tensors in shared memory.
 
-A frame is an 8-byte length, the header (JSON, at most `MAX_HEADER_BYTES`), then the blobs whose
-sizes the header lists. No pickle, no code: what a side sends is data the judge validates, never
-something it executes. The judge reads with a deadline and a cap on the bytes it accepts, so a side
-that hangs, floods or lies about sizes costs its own evaluation and nothing else.
+A frame is an 8-byte length and a JSON object of at most `MAX_HEADER_BYTES`. No pickle, no code: what
+a side sends is data the judge validates, never something it executes. The judge reads with a
+deadline and a cap on the length, so a side that hangs, floods or lies about sizes costs its own
+evaluation and nothing else.
 
-Tensors travel as their raw bytes with dtype and shape in the header (`tensor_blob` /
-`blob_tensor`, which need torch and are only used on the side processes). Imports without torch.
+Tensors travel through shared memory instead (`Mailbox`, needs torch, used only by the sides; the
+judge moves bytes between mailboxes with `copy_regions`). Imports without torch.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import select
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 MAX_HEADER_BYTES = 4 << 20
 PIPE_BYTES = 1 << 20
@@ -33,12 +32,6 @@ class WireTimeout(Exception):
     """The deadline passed before a whole frame arrived."""
 
 
-@dataclass(frozen=True)
-class Frame:
-    header: dict
-    blobs: tuple[bytes, ...] = ()
-
-
 def widen(fd: int) -> None:
     """Ask for a larger pipe buffer (best effort)."""
     try:
@@ -49,12 +42,10 @@ def widen(fd: int) -> None:
         pass
 
 
-def send(fd: int, header: dict, blobs: tuple[bytes, ...] | list[bytes] = ()) -> None:
+def send(fd: int, header: dict) -> None:
     """Write one frame (blocking)."""
-    body = json.dumps({**header, "blobs": [len(b) for b in blobs]}, separators=(",", ":")).encode()
+    body = json.dumps(header, separators=(",", ":")).encode()
     _write_all(fd, _LENGTH.pack(len(body)) + body)
-    for blob in blobs:
-        _write_all(fd, blob)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -63,9 +54,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def receive(fd: int, *, deadline: float | None = None, max_blob_bytes: int = 1 << 34,
-            on_wait: Callable[[], None] | None = None, wait_s: float = 0.5) -> Frame:
-    """Read one whole frame, waiting at most until `deadline` (time.monotonic()); None waits forever.
+def receive(fd: int, *, deadline: float | None = None, on_wait: Callable[[], None] | None = None,
+            wait_s: float = 0.5) -> dict:
+    """Read one whole frame's header, waiting at most until `deadline` (time.monotonic()); None waits forever.
 
     Args:
         on_wait: called every `wait_s` seconds while no byte arrives (it may raise to give up); the
@@ -73,25 +64,18 @@ def receive(fd: int, *, deadline: float | None = None, max_blob_bytes: int = 1 <
 
     Raises:
         WireTimeout: the deadline passed.
-        WireError: end of file, a malformed header, or blobs larger than `max_blob_bytes` in total.
+        WireError: end of file, or a header that is too long or not a JSON object.
     """
-    def read(n: int) -> bytes:
-        return _read_exact(fd, n, deadline, on_wait, wait_s)
-
-    (length,) = _LENGTH.unpack(read(_LENGTH.size))
+    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline, on_wait, wait_s))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"header of {length} bytes (at most {MAX_HEADER_BYTES})")
     try:
-        header = json.loads(read(length))
+        header = json.loads(_read_exact(fd, length, deadline, on_wait, wait_s))
     except ValueError as e:
         raise WireError(f"header is not JSON: {e}") from None
-    sizes = header.pop("blobs", []) if isinstance(header, dict) else None
-    if not isinstance(header, dict) or not isinstance(sizes, list) or not all(
-            isinstance(n, int) and n >= 0 for n in sizes):
-        raise WireError("header is not an object with a list of blob sizes")
-    if sum(sizes) > max_blob_bytes:
-        raise WireError(f"{sum(sizes)} bytes of blobs announced, at most {max_blob_bytes} expected")
-    return Frame(header, tuple(read(n) for n in sizes))
+    if not isinstance(header, dict):
+        raise WireError("header is not a JSON object")
+    return header
 
 
 def _read_exact(fd: int, n: int, deadline: float | None, on_wait, wait_s: float) -> bytes:
@@ -114,30 +98,93 @@ def _read_exact(fd: int, n: int, deadline: float | None, on_wait, wait_s: float)
     return b"".join(chunks)
 
 
-def tensor_blob(value) -> tuple[dict, bytes]:
-    """(description, bytes) of one output value; a non-tensor is described by its type, with no bytes.
+ALIGN = 64
+"""Tensors in a mailbox start at multiples of this (any dtype can be viewed in place)."""
 
-    Only an exact `torch.Tensor` is turned into bytes: a subclass could run its own code when read.
-    """
+
+def describe(value) -> dict:
+    """What a judge needs to know of an output value: an exact `torch.Tensor`'s dtype and shape, or the
+    type of anything else (a subclass is named as such: it could run its own code when read)."""
     import torch
 
     if type(value) is not torch.Tensor:
-        kind = "subclass" if isinstance(value, torch.Tensor) else "other"
-        return {"kind": kind, "type": type(value).__name__}, b""
-    t = value.detach().contiguous()
-    raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
-    return ({"kind": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)},
-            raw.cpu().numpy().tobytes())
+        return {"kind": "subclass" if isinstance(value, torch.Tensor) else "other", "type": type(value).__name__}
+    return {"kind": "tensor", "dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)}
 
 
-def blob_tensor(description: dict, blob: bytes, device):
-    """The tensor a `tensor_blob` describes, on `device`."""
-    import torch
+class Mailbox:
+    """A side's shared-memory mailbox (a memfd the judge created and passed in): tensors too big for
+    the pipes travel through it. The side writes its own mailbox; the judge copies what it checks
+    from one side's mailbox into the reference side's, so no side ever reads another's memory."""
 
-    dtype = getattr(torch, description["dtype"])
-    shape = tuple(description["shape"])
-    flat = torch.frombuffer(bytearray(blob), dtype=torch.uint8) if blob else torch.empty(0, dtype=torch.uint8)
-    return flat.view(dtype).reshape(shape).to(device)
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._map = None
+
+    def _view(self, size: int):
+        import mmap
+
+        import torch
+
+        size = max(size, ALIGN)
+        if os.fstat(self.fd).st_size < size:
+            self._map = None
+            os.ftruncate(self.fd, size)
+        if self._map is None or len(self._map) < size:
+            self._map = mmap.mmap(self.fd, size)
+        return torch.frombuffer(self._map, dtype=torch.uint8)
+
+    def write(self, values: list) -> list[dict]:
+        """Put every exact tensor of `values` in the mailbox (one after another); their descriptions."""
+        described = [describe(v) for v in values]
+        offset, places = 0, []
+        for d in described:
+            places.append(offset)
+            if d["kind"] == "tensor":
+                offset += -(-tensor_nbytes(d) // ALIGN) * ALIGN
+        view = self._view(offset)
+        for d, v, at in zip(described, values, places):
+            if d["kind"] == "tensor":
+                n = tensor_nbytes(d)
+                d.update(offset=at, nbytes=n)
+                if n:
+                    view[at:at + n].copy_(v.detach().contiguous().reshape(-1).view(view.dtype))
+        return described
+
+    def read(self, description: dict, device):
+        """The tensor a description names, copied out of the mailbox onto `device`."""
+        import torch
+
+        n, at = description["nbytes"], description["offset"]
+        view = self._view(at + n)
+        dtype = getattr(torch, description["dtype"])
+        return view[at:at + n].view(dtype).reshape(tuple(description["shape"])).to(device, copy=True)
+
+
+def copy_regions(src_fd: int, dst_fd: int, descriptions: list[dict]) -> list[dict]:
+    """Copy the tensors `descriptions` place in one mailbox into another, packed from offset 0; the
+    descriptions of the copies. The judge calls this after checking every region lies in the source."""
+    offset, copies = 0, []
+    for d in descriptions:
+        copies.append({**d, "offset": offset})
+        offset += -(-d["nbytes"] // ALIGN) * ALIGN
+    if os.fstat(dst_fd).st_size < offset:
+        os.ftruncate(dst_fd, offset)
+    for d, c in zip(descriptions, copies):
+        _copy(src_fd, dst_fd, d["offset"], c["offset"], d["nbytes"])
+    return copies
+
+
+def _copy(src: int, dst: int, at: int, to: int, n: int) -> None:
+    while n > 0:
+        try:
+            done = os.copy_file_range(src, dst, n, at, to)
+        except OSError:  # a kernel without it for these files: through user space
+            chunk = os.pread(src, min(n, 1 << 24), at)
+            done = os.pwrite(dst, chunk, to) if chunk else 0
+        if done <= 0:
+            raise WireError("a mailbox ended before the region the side described")
+        at, to, n = at + done, to + done, n - done
 
 
 def tensor_nbytes(description: dict) -> int:
@@ -152,5 +199,5 @@ def tensor_nbytes(description: dict) -> int:
     return n * sizes.get(description["dtype"], 8)
 
 
-__all__ = ["Frame", "WireError", "WireTimeout", "send", "receive", "widen", "tensor_blob", "blob_tensor",
-           "tensor_nbytes"]
+__all__ = ["WireError", "WireTimeout", "Mailbox", "send", "receive", "widen", "describe", "copy_regions",
+           "tensor_nbytes", "ALIGN"]
