@@ -1,5 +1,6 @@
-"""Softmax over rows of 16,384 fp32 values, 4,096 rows (256 MB in, 256 MB out): the GPU checks' memory-bound
-task, big enough that a call is a kernel and not its launch, small enough that a check takes seconds."""
+"""Softmax over rows of 1,024 fp32 values, 16,384 rows (64 MB in, 64 MB out): the GPU checks' memory-bound
+task. Rows this short keep every output far above KernelBench's absolute tolerance (1e-4), so an answer
+for other inputs is wrong, not "within tolerance" (rows of 16,384 values are all about 6e-5)."""
 
 import torch
 import torch.nn as nn
@@ -14,7 +15,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(4096, 16384)]
+    return [torch.randn(16384, 1024)]
 
 
 def get_init_inputs():

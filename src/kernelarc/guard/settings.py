@@ -48,8 +48,9 @@ class GuardSettings(BaseModel):
     residual_ratio: float = Field(default=0.1, ge=0)
     residual_share: float = Field(default=0.05, ge=0)
     """On CUDA, a candidate's bookkeeping per timed call (judge's clock minus its samples) may differ
-    from the incumbent's by at most floor + ratio * the incumbent's bookkeeping + share * the
-    incumbent's median latency; beyond it, time went outside the measured window (guard/session.py)."""
+    from the incumbent's by at most floor + ratio * the incumbent's bookkeeping + share * the longer
+    side's median latency; beyond it, time went outside the measured window (guard/session.py). On the
+    H200 honest sides differed by 0.3 ms per call at most (a 6.8 ms GEMM), docs/benchmarks.md."""
     cpu_iterations: int = Field(default=7, ge=3)
     """Timed calls per side on the CPU, where calls are slow and timings only rank."""
     margin: float = Field(default=0.02, ge=0)
