@@ -45,7 +45,7 @@ class GuardSettings(BaseModel):
     first timed block by this share (plus the residual floor); beyond it the candidate's work overlapped
     the incumbent's timing (guard/session.py)."""
     residual_floor_ms: float = Field(default=0.01, ge=0)
-    residual_ratio: float = Field(default=0.1, ge=0)
+    residual_ratio: float = Field(default=0.3, ge=0)
     residual_share: float = Field(default=0.05, ge=0)
     """On CUDA, a candidate's bookkeeping per timed call (judge's clock minus its samples) may differ
     from the incumbent's by at most floor + ratio * the incumbent's bookkeeping + share * the longer
