@@ -36,12 +36,14 @@ def test_spans_run_from_first_kernel_start_to_last_kernel_end_over_every_stream(
         _kernel(2, 40.0, 10.0, stream=7), _kernel(3, 45.0, 30.0, stream=9),  # a side stream, still counted
         _marker(1, 100.0, 10.0), _launch(4, 101.0), _kernel(4, 120.0, 4.0, stream=7),
     ]
-    spans, counts, streams, flush_stream = iteration_spans(events)
-    assert spans == {0: pytest.approx((75.0 - 40.0) / 1000.0), 1: pytest.approx(4.0 / 1000.0)}
-    assert counts == {0: 2, 1: 1}
-    assert streams == {0: {7, 9}, 1: {7}} and flush_stream == 7
+    activity, flush_stream = iteration_spans(events)
+    assert {i: a.span_ms for i, a in activity.items()} == {0: pytest.approx((75.0 - 40.0) / 1000.0),
+                                                            1: pytest.approx(4.0 / 1000.0)}
+    assert {i: a.count for i, a in activity.items()} == {0: 2, 1: 1}
+    assert {i: a.longest_ms for i, a in activity.items()} == {0: pytest.approx(0.030), 1: pytest.approx(0.004)}
+    assert {i: set(a.streams) for i, a in activity.items()} == {0: {7, 9}, 1: {7}} and flush_stream == 7
 
 
 def test_a_call_that_launched_nothing_has_no_span():
-    spans, counts, _, _ = iteration_spans([_marker(0, 0.0, 10.0)])
-    assert spans == {} and counts == {}
+    activity, _ = iteration_spans([_marker(0, 0.0, 10.0)])
+    assert activity == {}

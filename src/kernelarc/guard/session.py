@@ -76,6 +76,8 @@ class WorkloadTimes:
     wall: dict[str, Samples] = field(default_factory=dict)
     device: dict[str, Samples] = field(default_factory=dict)
     residual_ms: dict[str, float] = field(default_factory=dict)
+    longest_kernel_ms: float | None = None
+    """The candidate's median longest single kernel per call, from the device pass."""
     alone_ms: float | None = None
     """The incumbent's median call before any candidate block was timed (its warm-up)."""
     iterations: int = 0
@@ -304,6 +306,7 @@ class Session:
         seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(DEVICE_BLOCKS)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
+        longest: list[float] = []
         side_streams = {self.inc.role: False, self.cand.role: False}
         for side, b in self._pairs(DEVICE_BLOCKS):
             with self.alone(side):
@@ -312,10 +315,13 @@ class Session:
             got = self._samples(side, reply, len(seeds[b]), uuid)
             samples[side.role] += got
             kernels[side.role] += [int(k) for k in reply.header.get("kernels", [])]
+            if side is self.cand:
+                longest += [float(x) for x in reply.header.get("longest_ms", []) if isinstance(x, (int, float))]
             side_streams[side.role] |= bool(reply.header.get("side_streams"))
         if not any(kernels[self.cand.role]):
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate launched no GPU kernel in "
                                          f"{len(kernels[self.cand.role])} profiled calls", uuid)
+        times.longest_kernel_ms = median(longest) if longest else None
         for role in samples:  # a call whose kernels the profiler lost has no span: left out
             spans = [s for s, k in zip(samples[role], kernels[role]) if k > 0] or samples[role]
             times.device[role] = Samples(tuple(spans))
@@ -352,6 +358,7 @@ class Session:
         if self.on_cuda:
             for role in reported:
                 times.wall[role] = Samples(tuple(reported[role]))
+            self._check_kernel_floor(uuid, times)
             self._check_residuals(uuid, times)
             self._check_interference(uuid, times)
         else:  # the judge's clock decides: each request, less the least bookkeeping the incumbent's side showed
@@ -401,6 +408,16 @@ class Session:
         if r_inc - r_cand > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side skipped its own bookkeeping "
                                          f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms)", uuid)
+
+    def _check_kernel_floor(self, uuid: str, times: WorkloadTimes) -> None:
+        """A call cannot take less wall time than its own longest kernel: event samples below that were
+        not measured (a patched event clock, work after the end event). The two come from different
+        mechanisms (CUDA events, the profiler's kernel records)."""
+        floor = times.longest_kernel_ms
+        wall = times.wall[self.cand.role].median
+        if floor is not None and wall < 0.8 * floor - self.settings.residual_floor_ms:
+            raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's calls were timed at {wall:.4g} ms but its "
+                                         f"longest kernel alone ran {floor:.4g} ms", uuid)
 
     def _check_interference(self, uuid: str, times: WorkloadTimes) -> None:
         """The incumbent must not run much slower beside the candidate than it ran before it: a candidate

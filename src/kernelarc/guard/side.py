@@ -240,7 +240,8 @@ class Side:
         keep = self.captured.append if h.get("capture", True) else None
         if mode == "device":
             result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep)
-            header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "side_streams": result.side_streams}
+            header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
+                      "side_streams": result.side_streams}
         else:
             clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
             samples = []

@@ -78,6 +78,9 @@ class DeviceBlock:
     spans_ms: list[float]
     kernels: list[int]
     """GPU activities (kernels, copies, memsets) attributed to each call."""
+    longest_ms: list[float]
+    """Each call's longest single GPU activity: a floor under its wall time that no profiler overhead
+    inflates (a span can grow with the host's gaps between launches under the profiler; one kernel not)."""
     side_streams: bool
     """Some call ran GPU work on a stream other than the launching one."""
 
@@ -95,10 +98,12 @@ def device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
             torch.cuda.synchronize()
             if keep is not None:
                 keep(_kept(outputs))
-    spans, counts, streams, flush_stream = iteration_spans(_trace_events(prof))
-    used = set().union(*streams.values()) if streams else set()
-    side = bool(used - {flush_stream}) if flush_stream is not None else any(len(s) > 1 for s in streams.values())
-    return DeviceBlock([spans.get(i, 0.0) for i in range(len(calls))], [counts.get(i, 0) for i in range(len(calls))], side)
+    activity, flush_stream = iteration_spans(_trace_events(prof))
+    used = set().union(*(a.streams for a in activity.values())) if activity else set()
+    side = bool(used - {flush_stream}) if flush_stream is not None else any(len(a.streams) > 1 for a in activity.values())
+    empty = CallActivity(0.0, 0, frozenset(), 0.0)
+    got = [activity.get(i, empty) for i in range(len(calls))]
+    return DeviceBlock([a.span_ms for a in got], [a.count for a in got], [a.longest_ms for a in got], side)
 
 
 def _trace_events(prof) -> list[dict]:
@@ -109,9 +114,20 @@ def _trace_events(prof) -> list[dict]:
             return json.load(f).get("traceEvents", [])
 
 
-def iteration_spans(events: list[dict]) -> tuple[dict[int, float], dict[int, int], dict[int, set], int | None]:
-    """Per marked iteration: kernel span (ms), GPU activity count and streams used; plus the stream
-    of the GPU work outside every iteration (the flush's), when it is one stream.
+@dataclass(frozen=True)
+class CallActivity:
+    """The GPU work one marked call launched."""
+
+    span_ms: float
+    """First start to last end, over every stream."""
+    count: int
+    streams: frozenset
+    longest_ms: float
+
+
+def iteration_spans(events: list[dict]) -> tuple[dict[int, CallActivity], int | None]:
+    """Per marked iteration, its GPU activity; plus the stream of the GPU work outside every iteration
+    (the flush's), when it is one stream.
 
     GPU work is attributed to an iteration through the correlation id of the launch call that the
     iteration's `record_function` range encloses, whatever stream it ran on.
@@ -128,26 +144,25 @@ def iteration_spans(events: list[dict]) -> tuple[dict[int, float], dict[int, int
                 if lo <= ev["ts"] <= hi:
                     launch_iter[ev["args"]["correlation"]] = it
                     break
-    starts: dict[int, float] = {}
-    ends: dict[int, float] = {}
-    counts: dict[int, int] = {}
-    streams: dict[int, set] = {}
+    mine: dict[int, list[dict]] = {}
     other_streams: set = set()
     for ev in events:
         if ev.get("cat") not in _GPU_CATEGORIES:
             continue
-        args = ev.get("args", {})
-        it = launch_iter.get(args.get("correlation"))
+        it = launch_iter.get(ev.get("args", {}).get("correlation"))
         if it is None:
-            other_streams.add(args.get("stream"))
-            continue
-        starts[it] = min(starts.get(it, ev["ts"]), ev["ts"])
-        ends[it] = max(ends.get(it, 0.0), ev["ts"] + ev.get("dur", 0))
-        counts[it] = counts.get(it, 0) + 1
-        streams.setdefault(it, set()).add(args.get("stream"))
-    spans = {it: (ends[it] - starts[it]) / 1000.0 for it in starts}
+            other_streams.add(ev.get("args", {}).get("stream"))
+        else:
+            mine.setdefault(it, []).append(ev)
+    activity = {
+        it: CallActivity(span_ms=(max(e["ts"] + e.get("dur", 0) for e in evs) - min(e["ts"] for e in evs)) / 1000.0,
+                         count=len(evs), streams=frozenset(e.get("args", {}).get("stream") for e in evs),
+                         longest_ms=max(e.get("dur", 0) for e in evs) / 1000.0)
+        for it, evs in mine.items()
+    }
     marker_stream = next(iter(other_streams)) if len(other_streams) == 1 else None
-    return spans, counts, streams, marker_stream
+    return activity, marker_stream
 
 
-__all__ = ["L2Flusher", "DeviceBlock", "cpu_sample", "wall_sample", "device_samples", "iteration_spans", "ITER_MARK"]
+__all__ = ["L2Flusher", "DeviceBlock", "CallActivity", "cpu_sample", "wall_sample", "device_samples", "iteration_spans",
+           "ITER_MARK"]
