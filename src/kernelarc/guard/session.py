@@ -12,10 +12,10 @@ The flow (each step a request with its stage's deadline):
                block on inputs drawn fresh for it (never the correctness inputs, never repeated);
                the judge's clock around every block; audited calls fetched and checked
 
-What the judge believes of a timed block. On the CPU, its own clock only: a sample is the judge's
-time for a one-call request less the least bookkeeping per call the incumbent's side showed
-(staging the inputs, copying and sending back the outputs: the same code on both sides; jitter only
-adds to it, so the least is its fixed cost); every timed call's
+What the judge believes of a timed block. On the CPU, its own clock: a sample is the judge's time for
+a block of calls per call, less the least bookkeeping per call the incumbent's side showed (staging
+the inputs, copying and sending back the outputs: the same code on both sides; jitter only adds to
+it, so the least is its fixed cost), and never less than the side's own measure; every timed call's
 outputs and inputs come back inside the request and the candidate's are all checked. On CUDA the
 side's samples (CUDA events, kernel spans) are finer than any clock outside the process, so they
 count if they fit the judge's clock: a block's residual (judge time minus the samples, per call) is
@@ -42,6 +42,7 @@ from kernelarc.task.model import Task, TaskFormat
 DEVICE_BLOCKS = 2
 """Profiler sessions per side and workload for device time (ABBA over two pairs)."""
 MAX_BLOCK_CALLS = 50
+MIN_SAMPLE_MS = 0.001
 CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 OVER_REPORT = (1.05, 0.2)
@@ -364,7 +365,11 @@ class Session:
         else:  # the judge's clock decides: each request, less the least bookkeeping the incumbent's side showed
             bookkeeping = max(0.0, min(residual[self.inc.role]))  # jitter only adds: the least is the fixed cost
             for role in judged:
-                times.wall[role] = Samples(tuple(max(t - bookkeeping, 0.0) for t in judged[role]))
+                per_block = [sum(reported[role][b * k:(b + 1) * k]) / k for b in range(n_blocks)]
+                # Never below what the side itself measured, nor below a microsecond (a ratio needs both
+                # sides above zero): jitter can push a tiny call's difference under nothing.
+                times.wall[role] = Samples(tuple(max(t - bookkeeping, own, MIN_SAMPLE_MS)
+                                                 for t, own in zip(judged[role], per_block)))
 
     def _check_block(self, uuid: str, seeds: list[int], reply: Reply) -> None:
         """CPU: the outputs and inputs of every timed call of the block, checked like a correctness round."""
