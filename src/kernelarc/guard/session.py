@@ -13,9 +13,9 @@ The flow (each step a request with its stage's deadline):
                the judge's clock around every block; audited calls fetched and checked
 
 What the judge believes of a timed block. On the CPU, its own clock: a sample is the judge's time for
-a block of calls per call, less the least bookkeeping per call the incumbent's side showed (staging
-the inputs, copying and sending back the outputs: the same code on both sides; jitter only adds to
-it, so the least is its fixed cost), and never less than the side's own measure; every timed call's
+a block of calls per call, less the incumbent side's median bookkeeping per call (staging the
+inputs, copying and sending back the outputs: the same code on both sides), and never less than the
+side's own measure; every timed call's
 outputs and inputs come back inside the request and the candidate's are all checked. On CUDA the
 side's samples (CUDA events, kernel spans) are finer than any clock outside the process, so they
 count if they fit the judge's clock: a block's residual (judge time minus the samples, per call) is
@@ -32,13 +32,18 @@ import math
 import random
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from pydantic import ValidationError
+
+from kernelarc.guard.replies import CallReply, Described, SpecsReply, TimeReply
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.wire import copy_regions, tensor_nbytes
 from kernelarc.task.model import Task, TaskFormat
 
+M = TypeVar("M")
 DEVICE_BLOCKS = 2
 """Profiler sessions per side and workload for device time (ABBA over two pairs)."""
 MAX_BLOCK_CALLS = 50
@@ -135,6 +140,8 @@ class Session:
         h = reply.header
         if h.get("ok") is True:
             return reply
+        if not isinstance(h.get("status", ""), str) or not isinstance(h.get("message", ""), str):
+            raise self._malformed(side, "a failure of the wrong shape", workload)
         if "internal" in h and side.role == "reference":
             from kernelarc.guard.judge import GuardInternalError
 
@@ -147,6 +154,23 @@ class Session:
         if status not in STATUSES:
             status = "RUNTIME_ERROR"
         raise Failure(status, str(message)[:400], workload)
+
+    def parse(self, side: Side, reply: Reply, model: type[M], workload: str | None = None) -> M:
+        """The reply's fields as `model` says they must be; anything else is the side's failure."""
+        try:
+            return model.model_validate(reply.header)
+        except ValidationError as e:
+            raise self._malformed(side, f"{model.__name__}: {e.errors()[0]['loc']} {e.errors()[0]['msg']}",
+                                  workload) from None
+
+    def _malformed(self, side: Side, what: str, workload: str | None) -> Exception:
+        if side.role == "reference":
+            from kernelarc.guard.judge import GuardInternalError
+
+            return GuardInternalError(f"the reference side sent a malformed reply ({what})")
+        if side.role == "incumbent":
+            return Failure("RUNTIME_ERROR", f"the incumbent's side sent a malformed reply ({what})", workload)
+        return Failure("REWARD_HACK", f"the candidate's side sent a reply no honest side writes ({what})", workload)
 
     def _side_failure(self, side: Side, f: SideFailure, workload: str | None) -> Failure:
         if side.role == "reference":
@@ -182,8 +206,9 @@ class Session:
     def describe_outputs(self) -> None:
         for w in self.task.workloads:
             reply = self.ask(self.ref, {"op": "specs", "workload": w.uuid, "seed": self.seeds.draw()}, workload=w.uuid)
-            self.outputs[w.uuid] = reply.header["outputs"]
-            self.input_bytes[w.uuid] = int(reply.header["input_bytes"])
+            specs = self.parse(self.ref, reply, SpecsReply, w.uuid)
+            self.outputs[w.uuid] = [d.model_dump(exclude_none=True) for d in specs.outputs]
+            self.input_bytes[w.uuid] = specs.input_bytes
 
     def specs(self, uuid: str) -> list[dict]:
         return [{"shape": d["shape"], "dtype": d["dtype"]} for d in self.outputs[uuid]]
@@ -206,23 +231,23 @@ class Session:
                 reply = self.ask(self.cand, {"op": "call", "workload": w.uuid, "seed": seed, "poison": True,
                                              "return_inputs": r in (0, rounds - 1), "specs": self.specs(w.uuid)},
                                  workload=w.uuid)
-                errors = self.check(w.uuid, seed, reply.header, f"round {r + 1}")
+                errors = self.check(w.uuid, seed, self.parse(self.cand, reply, CallReply, w.uuid), f"round {r + 1}")
                 worst = (max(worst[0], errors[0]), max(worst[1], errors[1]))
             self.workload_errors[w.uuid] = worst
 
-    def check(self, uuid: str, seed: int, header: dict, where: str, audit: bool = False) -> tuple[float, float]:
+    def check(self, uuid: str, seed: int, call: CallReply, where: str, audit: bool = False) -> tuple[float, float]:
         """Validate a candidate call's outputs (and inputs) on the judge's side, copy them from its
         mailbox into the reference side's, and have the reference side compare them with the reference
         on the same inputs; the (max abs, max rel) errors."""
-        outputs = header.get("outputs")
-        inputs = header.get("inputs")
         size = self.cand.process.mailbox_size()
-        problem = validate_outputs(outputs, self.outputs[uuid], size)
-        if problem is None and inputs is not None:
-            problem = validate_regions(inputs, size, "input")
+        problem = validate_outputs(call.outputs, self.outputs[uuid], size)
+        if problem is None and call.inputs is not None:
+            problem = validate_regions(call.inputs, size, "input")
         if problem is not None:
             status, message = problem
             raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
+        outputs = [d.model_dump() for d in call.outputs]
+        inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else None
         copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
         request = {"op": "check", "workload": uuid, "seed": seed, "outputs": copies[:len(outputs)],
                    "atol": self.settings.atol, "rtol": self.settings.rtol}
@@ -269,10 +294,9 @@ class Session:
             reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
                                     "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
                                     "capture": True}, workload=uuid)
-            got = reply.header.get("samples_ms")  # only sizes the blocks below: a lie costs the liar time
-            valid = isinstance(got, list) and got and all(isinstance(t, (int, float)) for t in got)
-            per_call_s[side.role] = sum(got) / 1000.0 / warmup if valid else reply.seconds / warmup
-            if side is self.inc and valid:
+            got = self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
+            per_call_s[side.role] = sum(got) / 1000.0 / warmup if got else reply.seconds / warmup
+            if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
         if self.on_cuda:
@@ -313,12 +337,12 @@ class Session:
             with self.alone(side):
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
                                         "specs": specs}, workload=uuid)
-            got = self._samples(side, reply, len(seeds[b]), uuid)
-            samples[side.role] += got
-            kernels[side.role] += [int(k) for k in reply.header.get("kernels", [])]
+            block = self.parse(side, reply, TimeReply, uuid)
+            samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
+            kernels[side.role] += block.kernels
             if side is self.cand:
-                longest += [float(x) for x in reply.header.get("longest_ms", []) if isinstance(x, (int, float))]
-            side_streams[side.role] |= bool(reply.header.get("side_streams"))
+                longest += block.longest_ms
+            side_streams[side.role] |= block.side_streams
         if not any(kernels[self.cand.role]):
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate launched no GPU kernel in "
                                          f"{len(kernels[self.cand.role])} profiled calls", uuid)
@@ -344,16 +368,18 @@ class Session:
                        "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
             with self.alone(side):
                 reply = self.ask(side, request, workload=uuid)
-            got = self._samples(side, reply, k, uuid)
+            block = self.parse(side, reply, TimeReply, uuid)
+            got = self._samples(side, block, reply.seconds, k, uuid)
             reported[side.role] += got
             judged[side.role].append(1000.0 * reply.seconds / k)
             residual[side.role].append(1000.0 * reply.seconds / k - sum(got) / k)
             if side is self.cand and not self.on_cuda:
-                self._check_block(uuid, seeds[b], reply)
+                self._check_block(uuid, seeds[b], block)
             elif side is self.cand:
                 for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
                     fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
-                    self.check(uuid, seeds[b][index], fetched.header, "an audited timed call", audit=True)
+                    self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
+                               "an audited timed call", audit=True)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
         if self.on_cuda:
@@ -362,8 +388,8 @@ class Session:
             self._check_kernel_floor(uuid, times)
             self._check_residuals(uuid, times)
             self._check_interference(uuid, times)
-        else:  # the judge's clock decides: each request, less the least bookkeeping the incumbent's side showed
-            bookkeeping = max(0.0, min(residual[self.inc.role]))  # jitter only adds: the least is the fixed cost
+        else:  # the judge's clock decides: each request, less the incumbent side's usual bookkeeping
+            bookkeeping = max(0.0, times.residual_ms[self.inc.role])
             for role in judged:
                 per_block = [sum(reported[role][b * k:(b + 1) * k]) / k for b in range(n_blocks)]
                 # Never below what the side itself measured, nor below a microsecond (a ratio needs both
@@ -371,26 +397,21 @@ class Session:
                 times.wall[role] = Samples(tuple(max(t - bookkeeping, own, MIN_SAMPLE_MS)
                                                  for t, own in zip(judged[role], per_block)))
 
-    def _check_block(self, uuid: str, seeds: list[int], reply: Reply) -> None:
+    def _check_block(self, uuid: str, seeds: list[int], block: TimeReply) -> None:
         """CPU: the outputs and inputs of every timed call of the block, checked like a correctness round."""
-        calls = reply.header.get("calls")
-        if not isinstance(calls, list) or len(calls) != len(seeds):
+        if block.calls is None or len(block.calls) != len(seeds):
             raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
-        for i, call in enumerate(calls):
-            if not isinstance(call, dict):
-                raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
-            self.check(uuid, seeds[i], call, "a timed call", audit=True)
+        for seed, call in zip(seeds, block.calls):
+            self.check(uuid, seed, call, "a timed call", audit=True)
 
-    def _samples(self, side: Side, reply: Reply, n: int, uuid: str) -> list[float]:
-        """The block's samples, if they are n finite non-negative numbers that fit the judge's clock."""
-        got = reply.header.get("samples_ms")
-        ok = isinstance(got, list) and len(got) == n and all(
-            isinstance(s, (int, float)) and math.isfinite(s) and s >= 0 for s in got)
-        judge_ms = 1000.0 * reply.seconds
-        if ok and sum(got) <= judge_ms * OVER_REPORT[0] + OVER_REPORT[1]:
-            return [float(s) for s in got]
+    def _samples(self, side: Side, block: TimeReply, seconds: float, n: int, uuid: str) -> list[float]:
+        """The block's samples, if they are one per call and fit the judge's clock."""
+        got = block.samples_ms
+        judge_ms = 1000.0 * seconds
+        if len(got) == n and sum(got) <= judge_ms * OVER_REPORT[0] + OVER_REPORT[1]:
+            return got
         what = (f"reported {sum(got):.4g} ms of calls in a block the judge's clock saw take {judge_ms:.4g} ms"
-                if ok else "reported samples that are not one number per timed call")
+                if len(got) == n else f"reported {len(got)} samples for {n} timed calls")
         raise self._timing_failure(side, uuid, what)
 
     def _timing_failure(self, side: Side, uuid: str, what: str) -> Failure:
@@ -440,36 +461,30 @@ STATUSES = {"STATIC_REJECT", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "INCOR
 """Statuses a candidate side may report for itself (never PASSED or INVALID_REFERENCE)."""
 
 
-def validate_outputs(outputs, expected: list[dict], mailbox_size: int) -> tuple[str, str] | None:
+def validate_outputs(outputs: list[Described], expected: list[dict], mailbox_size: int) -> tuple[str, str] | None:
     """(status, message) when a call's outputs are not exactly the reference's kinds, shapes and dtypes,
     or do not lie in the side's mailbox as described."""
-    if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
-        return "REWARD_HACK", "the side's reply describes no outputs"
     if len(outputs) != len(expected):
         return "INCORRECT_SHAPE", f"returned {len(outputs)} outputs, expected {len(expected)}"
     for i, (got, want) in enumerate(zip(outputs, expected)):
-        kind = got.get("kind")
-        if kind == "subclass":
-            return "REWARD_HACK", f"output {i} is a tensor subclass {got.get('type')}, not torch.Tensor"
-        if kind != "tensor":
-            return "INCORRECT_SHAPE", f"output {i} is {got.get('type')}, expected torch.Tensor"
-        if list(got.get("shape", [])) != list(want["shape"]):
-            return "INCORRECT_SHAPE", f"output {i} has shape {tuple(got.get('shape', []))}, expected {tuple(want['shape'])}"
-        if got.get("dtype") != want["dtype"]:
-            return "INCORRECT_DTYPE", f"output {i} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
+        if got.kind == "subclass":
+            return "REWARD_HACK", f"output {i} is a tensor subclass {got.type}, not torch.Tensor"
+        if got.kind != "tensor":
+            return "INCORRECT_SHAPE", f"output {i} is {got.type}, expected torch.Tensor"
+        if got.shape != list(want["shape"]):
+            return "INCORRECT_SHAPE", f"output {i} has shape {tuple(got.shape or ())}, expected {tuple(want['shape'])}"
+        if got.dtype != want["dtype"]:
+            return "INCORRECT_DTYPE", f"output {i} has dtype torch.{got.dtype}, expected torch.{want['dtype']}"
     return validate_regions(outputs, mailbox_size, "output")
 
 
-def validate_regions(described, mailbox_size: int, what: str) -> tuple[str, str] | None:
+def validate_regions(described: list[Described], mailbox_size: int, what: str) -> tuple[str, str] | None:
     """(status, message) unless every description is a tensor whose bytes lie inside the mailbox."""
-    if not isinstance(described, list):
-        return "REWARD_HACK", f"the side's reply describes no {what}s"
     for i, d in enumerate(described):
         try:
-            n, at = d["nbytes"], d["offset"]
-            ok = (d.get("kind") == "tensor" and isinstance(n, int) and isinstance(at, int) and at >= 0
-                  and n == tensor_nbytes(d) and at + n <= mailbox_size)
-        except (KeyError, TypeError, ValueError, AttributeError):
+            ok = (d.kind == "tensor" and d.nbytes is not None and d.offset is not None
+                  and d.nbytes == tensor_nbytes(d.model_dump()) and d.offset + d.nbytes <= mailbox_size)
+        except (TypeError, ValueError, AttributeError):  # a dtype torch does not know
             ok = False
         if not ok:
             return "REWARD_HACK", f"{what} {i} is not where the side's reply says it is"

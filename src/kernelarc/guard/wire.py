@@ -193,10 +193,12 @@ def tensor_nbytes(description: dict) -> int:
              "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1,
              "float8_e4m3fn": 1, "float8_e5m2": 1, "float4_e2m1fn_x2": 1, "uint32": 4, "uint64": 8,
              "complex128": 16}
+    if description["dtype"] not in sizes:
+        raise ValueError(f"unknown dtype {description['dtype']!r}")
     n = 1
     for d in description["shape"]:
         n *= int(d)
-    return n * sizes.get(description["dtype"], 8)
+    return n * sizes[description["dtype"]]
 
 
 __all__ = ["WireError", "WireTimeout", "Mailbox", "send", "receive", "widen", "describe", "copy_regions",

@@ -1,0 +1,62 @@
+"""What each side's reply must look like, checked before the judge uses any field of it.
+
+A candidate controls everything its side sends: a field of the wrong type, an offset outside its
+mailbox or a number that is not one must end the evaluation as a REWARD_HACK, never as an exception
+in the judge. Imports without torch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Described(Reply):
+    """An output or input value as a side describes it (wire.describe, Mailbox.write)."""
+
+    kind: Literal["tensor", "subclass", "other"]
+    type: str | None = None
+    dtype: str | None = None
+    shape: list[int] | None = None
+    offset: int | None = Field(default=None, ge=0)
+    nbytes: int | None = Field(default=None, ge=0)
+
+
+class CallReply(Reply):
+    """One call's outputs (and inputs after it), in the side's mailbox."""
+
+    outputs: list[Described]
+    inputs: list[Described] | None = None
+
+
+class SpecsReply(Reply):
+    """The reference side's description of a workload's outputs."""
+
+    outputs: list[Described]
+    input_bytes: int = Field(ge=0)
+
+
+class TimeReply(Reply):
+    """A timed block: one sample per call, and on CUDA's device pass what the profiler saw."""
+
+    samples_ms: list[float]
+    kernels: list[int] = []
+    longest_ms: list[float] = []
+    side_streams: bool = False
+    calls: list[CallReply] | None = None
+
+    @field_validator("samples_ms", "longest_ms")
+    @classmethod
+    def _finite(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(x) and x >= 0 for x in v):
+            raise ValueError("times must be finite and not negative")
+        return v
+
+
+__all__ = ["Reply", "Described", "CallReply", "SpecsReply", "TimeReply"]

@@ -1,0 +1,237 @@
+"""The guard against candidates written as an adversarial agent would write them: one fixture per
+attack class of docs/guard.md (tests/fixtures/candidates/attacks/), each judged with the static gate
+skipped, so that the judge and the sandbox are what is tested.
+
+Host paths the attacks aim at lie under the checkout (`.attack-scratch/`), outside /tmp, so that a
+write the sandbox failed to stop would really land on the host. These tests need the sandbox
+(bubblewrap); without it they skip, unless KERNELARC_REQUIRE_SANDBOX=1 (as in CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kernelarc.guard import sandbox
+from kernelarc.guard.candidate import candidate_from_source
+from kernelarc.guard.judge import Judge, evaluate, isolation
+from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.types import Evaluation, Status, Verdict
+from kernelarc.task.loader import load_task
+
+REPO = Path(__file__).resolve().parents[2]
+ATTACKS = REPO / "tests" / "fixtures" / "candidates" / "attacks"
+FAST = GuardSettings(rounds=2, cpu_iterations=3, warmup=1, compile_timeout_s=120, run_timeout_s=120)
+SECRET = "sk-kernelarc-attack-test-0123456789abcdef"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_sandbox():
+    why = sandbox.probe()
+    if why is not None:
+        if os.environ.get("KERNELARC_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"the sandbox is required here and cannot start: {why}")
+        pytest.skip(f"no sandbox: {why}")
+
+
+@pytest.fixture(scope="module")
+def relu_task():
+    return load_task(REPO / "tests" / "fixtures" / "tasks" / "relu_tiny.py")
+
+
+@pytest.fixture
+def host_dir():
+    """A folder on the host outside /tmp (the sandbox shows it read-only), removed after the test."""
+    path = REPO / ".attack-scratch" / uuid.uuid4().hex
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _judge(task, name: str, policy: sandbox.SandboxPolicy | None = None, **fill: str) -> Evaluation:
+    source = (ATTACKS / name).read_text()
+    for key, value in fill.items():
+        source = source.replace(f"__{key}__", value)
+    iso = isolation(policy=policy) if policy is not None else None
+    return evaluate(task, candidate_from_source(source, task, name=Path(name).stem), device="cpu", settings=FAST,
+                    trusted=True, isolation_=iso)
+
+
+def _text(ev: Evaluation) -> str:
+    return json.dumps(ev.to_json_dict())
+
+
+# --- tampering in-process ---------------------------------------------------------------------------------------
+
+def test_replacing_the_check_functions_changes_nothing(relu_task):
+    ev = _judge(relu_task, "patch_check_modules.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.INCORRECT_NUMERICAL), ev.reason
+
+
+def test_stopped_clocks_do_not_make_slow_work_fast(relu_task):
+    ev = _judge(relu_task, "patch_clocks.py")
+    assert ev.correct and ev.verdict is Verdict.REVERT, ev.reason  # thousands of ops against one
+
+
+def test_slowing_the_reference_in_the_candidates_process_does_not_slow_the_reference(relu_task):
+    ev = _judge(relu_task, "slow_down_reference.py")
+    assert ev.correct, ev.reason
+    # Patched, the reference would sleep 20 ms a call: a speedup in the hundreds. Unpatched, the two
+    # ops are the same size; the bound leaves the CPU's noise all the room it needs.
+    assert ev.speedup < 20, ev.reason
+
+
+def test_no_key_in_frames_and_forged_replies_never_pass(relu_task):
+    ev = _judge(relu_task, "forge_from_frames.py")
+    assert ev.verdict is Verdict.REJECT and ev.speedup is None, ev.reason
+
+
+def test_no_reference_output_to_find_in_the_candidates_memory(relu_task):
+    ev = _judge(relu_task, "gc_reference_outputs.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.INCORRECT_NUMERICAL), ev.reason
+
+
+def test_garbage_only_in_timed_calls_is_caught(relu_task):
+    ev = _judge(relu_task, "garbage_when_timed.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert "timed call" in ev.reason
+
+
+# --- content-keyed caches and replay -----------------------------------------------------------------------------
+
+def test_a_cache_keyed_on_sampled_values_never_hits_in_timing(relu_task):
+    ev = _judge(relu_task, "cache_sampled_values.py")
+    assert ev.correct and ev.verdict is Verdict.REVERT, ev.reason  # every timed call paid its slow miss
+
+
+def test_replaying_the_last_answer_after_the_checked_calls_is_caught(relu_task):
+    ev = _judge(relu_task, "replay_after_n_calls.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+
+
+# --- secrets and exfiltration ------------------------------------------------------------------------------------
+
+def test_no_secret_of_the_judge_or_its_ancestors_is_visible(relu_task, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    ev = _judge(relu_task, "read_ancestor_secrets.py", SECRET=SECRET)
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail  # it raises when it finds the secret
+    assert SECRET not in _text(ev)
+
+
+def test_a_log_replaced_by_a_link_is_never_followed(relu_task, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    ev = _judge(relu_task, "log_symlink.py")
+    assert ev.status is Status.COMPILE_ERROR or ev.status is Status.RUNTIME_ERROR, ev.reason
+    assert "look at my log" in ev.log_tail and SECRET not in _text(ev)
+
+
+# --- escapes -----------------------------------------------------------------------------------------------------
+
+def _listener() -> tuple[socket.socket, list]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list = []
+
+    def accept():
+        while not accepted and server.fileno() != -1:
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, accepted
+
+
+def test_shell_commands_run_in_the_sandbox_only(relu_task, host_dir):
+    server, accepted = _listener()
+    marker = host_dir / "escaped"
+    try:
+        ev = _judge(relu_task, "escape_system.py", HOST_FILE=str(marker), PORT=str(server.getsockname()[1]))
+        time.sleep(0.5)
+    finally:
+        server.close()
+    # The gadget's `kill` reached no process but the side's own group (it may have ended its own side).
+    assert ev.verdict is not None and "Read-only file system" in ev.log_tail + ev.reason, ev.reason + ev.log_tail
+    assert list(host_dir.iterdir()) == [] and accepted == []
+
+
+@pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+def test_native_code_runs_in_the_sandbox_only(relu_task, host_dir):
+    ev = _judge(relu_task, "escape_cpp_system.py", HOST_FILE=str(host_dir / "escaped"))
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert list(host_dir.iterdir()) == []
+
+
+def _marked(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_detached_children_die_with_the_evaluation(relu_task):
+    marker = f"kernelarc-attack-{uuid.uuid4().hex}"
+    ev = _judge(relu_task, "detached_children.py", MARKER=marker)
+    assert ev.verdict is not None
+    deadline = time.monotonic() + 5
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked(marker) == []
+    honest = _judge(relu_task, "kill_the_judge.py")  # the next evaluation is not disturbed either
+    assert honest.verdict is not None
+
+
+def test_killing_everything_in_sight_costs_only_the_candidate(relu_task):
+    with Judge(relu_task) as judge:
+        source = (ATTACKS / "kill_the_judge.py").read_text()
+        first = judge.evaluate(candidate_from_source(source, relu_task), device="cpu", settings=FAST, trusted=True)
+        honest = (REPO / "tests" / "fixtures" / "candidates" / "honest_torch.py").read_text()
+        second = judge.evaluate(candidate_from_source(honest, relu_task), device="cpu", settings=FAST)
+    assert first.verdict is not None and second.status is Status.PASSED, second.reason
+
+
+def test_memory_beyond_the_cap_is_a_runtime_error(relu_task):
+    ev = _judge(relu_task, "hold_memory.py", policy=sandbox.SandboxPolicy(memory_bytes=1 << 30))
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.RUNTIME_ERROR), ev.reason
+    assert "memory" in ev.reason
+
+
+# --- persistent state --------------------------------------------------------------------------------------------
+
+def test_user_files_run_directory_and_memory_database_are_out_of_reach(relu_task, host_dir):
+    incumbent = host_dir / "incumbent.py"
+    incumbent.write_text("# the user's kernel\n")
+    run_dir, memory_dir = host_dir / "run", host_dir / "memory"
+    run_dir.mkdir()
+    memory_dir.mkdir()
+    databases = [run_dir / "campaign.sqlite", memory_dir / "longterm.sqlite"]
+    for db in databases:
+        sqlite3.connect(db).execute("CREATE TABLE findings (note TEXT)").connection.commit()
+    before = {p: p.read_bytes() for p in (incumbent, *databases)}
+    policy = sandbox.SandboxPolicy(hidden=(run_dir, memory_dir))
+    ev = _judge(relu_task, "overwrite_files.py", policy=policy, TARGETS="|".join(str(p) for p in before))
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_replies_with_fields_of_the_wrong_types_never_crash_the_judge(relu_task):
+    ev = _judge(relu_task, "forge_malformed_replies.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
