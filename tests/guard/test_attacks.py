@@ -14,6 +14,8 @@ import os
 import shutil
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -122,11 +124,26 @@ def test_replaying_the_last_answer_after_the_checked_calls_is_caught(relu_task):
 
 # --- secrets and exfiltration ------------------------------------------------------------------------------------
 
-def test_no_secret_of_the_judge_or_its_ancestors_is_visible(relu_task, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    ev = _judge(relu_task, "read_ancestor_secrets.py", SECRET=SECRET)
-    assert ev.status is Status.PASSED, ev.reason + ev.log_tail  # it raises when it finds the secret
-    assert SECRET not in _text(ev)
+def _eval_cli(task: Path, candidate: Path, env: dict[str, str]) -> tuple[dict, str]:
+    """`kernelarc eval --json` in a process of its own whose start-up environment holds `env` (what
+    /proc/<pid>/environ shows); its JSON result and stderr."""
+    done = subprocess.run([str(Path(sys.executable).parent / "kernelarc"), "eval", str(task), str(candidate), "--device", "cpu",
+                           "--rounds", "2", "--json"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env}, cwd=REPO)
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "bare"])
+def test_no_secret_of_the_judge_or_its_ancestors_is_visible(relu_task, host_dir, sandboxed):
+    candidate = host_dir / "read_ancestor_secrets.py"
+    candidate.write_text((ATTACKS / "read_ancestor_secrets.py").read_text().replace("__SECRET__", SECRET))
+    env = {"OPENAI_API_KEY": SECRET}
+    if not sandboxed:  # no bwrap on PATH: the judge says so and still keeps its secrets
+        env["PATH"] = str(host_dir)
+    result, stderr = _eval_cli(relu_task.path, candidate, env)
+    assert result["status"] == "PASSED", result["reason"] + result["log_tail"]  # it raises when it finds one
+    assert SECRET not in json.dumps(result) and SECRET not in stderr
+    assert ("without a sandbox" in stderr) is not sandboxed
 
 
 def test_a_log_replaced_by_a_link_is_never_followed(relu_task, monkeypatch):

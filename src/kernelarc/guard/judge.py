@@ -25,7 +25,7 @@ from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.candidate import Candidate
 from kernelarc.guard.devlock import device_lock
 from kernelarc.guard.gate import check_candidate
-from kernelarc.guard.scrub import scrub
+from kernelarc.guard.scrub import blank_own_environment_block, scrub
 from kernelarc.guard.session import Failure, Seeds, Session, WorkloadTimes
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import SidePool, SideProcess
@@ -76,11 +76,10 @@ def isolation(*, require: bool = False, allow_unsafe: bool = False,
 
 
 def _hide_own_environment() -> None:
-    """Without a sandbox, make this process's /proc files (environment, memory) unreadable to the sides.
-
-    As root the sides run as `nobody` and cannot read them anyway; as an ordinary user, a process
-    that is not dumpable has its /proc files owned by root.
-    """
+    """Without a sandbox, keep this process's secrets from the sides through /proc: the values are
+    blanked in the environment block other processes can read, and, as an ordinary user, the process
+    is made non-dumpable (its /proc files then belong to root)."""
+    blank_own_environment_block()
     if os.geteuid() != 0 and sys.platform == "linux":
         try:
             ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0

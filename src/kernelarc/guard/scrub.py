@@ -44,4 +44,34 @@ def scrub(text: str, environ: dict[str, str] | None = None) -> str:
     return CREDENTIAL_SHAPES.sub(REDACTED, text)
 
 
-__all__ = ["scrub", "secret_values", "REDACTED"]
+def blank_own_environment_block() -> int:
+    """Overwrite the values of secret-named variables in this process's original environment block,
+    the memory /proc/<pid>/environ shows to other processes; the number of values blanked.
+
+    Python's os.environ is a copy made at start-up, so the SDKs that read keys from it still find
+    them; C code calling getenv() on those names, and children started without an explicit
+    environment, see `x`s instead. Used when sides run without a sandbox (guard/judge.py), where a
+    side running as the same user could otherwise read this process's /proc files.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (fields 50, 51 of proc(5))
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = mem.read(end - start)
+            blanked = 0
+            offset = 0
+            for entry in block.split(b"\0"):
+                name, eq, value = entry.partition(b"=")
+                if eq and value and SECRET_NAME.search(name.decode(errors="replace")):
+                    mem.seek(start + offset + len(name) + 1)
+                    mem.write(b"x" * len(value))
+                    blanked += 1
+                offset += len(entry) + 1
+            return blanked
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+__all__ = ["scrub", "secret_values", "blank_own_environment_block", "REDACTED"]
