@@ -23,6 +23,7 @@ from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings,
 from kernelarc.agents.prompts import render
 from kernelarc.agents.protocol import AgentContext, AgentFactory, Proposal, clip_reflection
 from kernelarc.agents.usage import CallRecorder, MemoryRecorder, cost_usd
+from kernelarc.guard.scrub import scrub
 from kernelarc.guard.types import Evaluation
 from kernelarc.memory.llm_calls import CallKind, LLMCall
 from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, clip_text
@@ -197,10 +198,12 @@ def prompt_variables(ctx: AgentContext, device: str, reply_format: ReplyFormat) 
                        speedup=_format_ratio(ctx.incumbent_speedup),
                        latency_ms=_format_ratio(ctx.incumbent_latency_ms)),
         verdicts=[dict(candidate_id=v.candidate_id, verdict=v.verdict.value, status=v.status.value, claim=v.claim,
-                       speedup=_format_ratio(v.speedup), reason=_clipped(v.reason, SHOWN_REASON_CHARS))
+                       speedup=_format_ratio(v.speedup), reason=_clipped(scrub(v.reason), SHOWN_REASON_CHARS))
                   for v in ctx.last_verdicts],
-        findings=[dict(kind=f.kind.value, strategy=f.strategy, verdict=f.verdict.value,
-                       speedup=_format_ratio(f.speedup), reflection=f.reflection) for f in ctx.findings],
+        findings=bool(ctx.findings),
+        findings_json=json.dumps([dict(kind=f.kind.value, strategy=scrub(f.strategy), verdict=f.verdict.value,
+                                       speedup=_format_ratio(f.speedup), note=scrub(f.reflection))
+                                  for f in ctx.findings], indent=1),
         leaderboard=[dict(agent_id=e.agent_id, strategy=e.strategy, candidate_id=e.candidate_id,
                           speedup=_format_ratio(e.speedup), latency_ms=_format_ratio(e.latency_ms),
                           source=_clipped(e.source.strip(), SHOWN_SOURCE_CHARS))

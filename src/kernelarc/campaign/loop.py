@@ -38,6 +38,7 @@ from kernelarc.campaign.plateau import PlateauAction, after_verdict
 from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
 from kernelarc.guard.candidate import stored_candidate
+from kernelarc.guard.scrub import scrub
 from kernelarc.memory import LongTermMemory, Store
 from kernelarc.memory.records import AgentState, CandidateRecord, EvaluationRecord
 from kernelarc.strategies.model import Strategy
@@ -261,7 +262,7 @@ class Campaign:
     async def _reflect(self, sub: Submission) -> None:
         try:
             text = await sub.slot.agent.reflect(sub.context, sub.proposal, sub.evaluation)
-            sub.reflection = clip_reflection(text or "")
+            sub.reflection = clip_reflection(scrub(text or ""))  # a secret never reaches the store or a prompt
         except UserError:
             raise
         except Exception as e:  # noqa: BLE001 - the finding falls back to the guard's reason
