@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 import subprocess
 import sys
+from collections import Counter
+
+import pytest
 
 from kernelarc.agents import Proposal
 from kernelarc.campaign import start
@@ -30,7 +32,12 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     best = summary["best"]
     assert best["speedup_vs_eager"] > 10 and best["speedup_vs_compile"] is None
     assert best["sol_ms"] is None and best["sol_score"] is None  # no SOL bound on the CPU
-    assert best["timing"] == "cpu_wall"
+    assert best["timing"] == "cpu_wall" and best["basis"] == "wall"
+    assert best["wall_ms"] == pytest.approx(best["latency_ms"]) and best["device_ms"] is None  # no device time on the CPU
+    guard = summary["guard"]
+    assert guard["candidates_per_lock_minute"] > 0 and guard["median_wall_s"] > 0
+    # the winner was timed as a candidate, as an incumbent and in the finals: its spread is reported
+    assert guard["consistency"]["candidates"] >= 1 and guard["consistency"]["median_spread"] >= 0
     verdicts = Counter(r.evaluation.verdict.value for r in open_store(mixed.run_dir).evaluations() if r.agent_id)
     assert summary["verdicts"] == verdicts
     assert [a["agent"] for a in summary["agents"]] == ["a0-reduction", "a1-memory", "a2-fusion"]

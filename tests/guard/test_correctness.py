@@ -250,3 +250,15 @@ def test_poisoned_allocator_hands_nan_to_an_unwritten_empty():
     poison_allocator([((1024, 1024), torch.float32)], device)
     stale = torch.empty(1024, 1024, device=device)
     assert bool(stale.isnan().all())
+
+
+def test_a_failure_by_rounding_alone_is_called_a_near_miss():
+    expected = torch.linspace(1.0, 2.0, 10_000).to(torch.bfloat16)
+    off_by_one_ulp = expected.clone()
+    off_by_one_ulp[:3] += 0.0078125  # one bf16 ulp in [1, 2)
+    tight = Tolerance(atol=0.0, rtol=0.0)
+    check = compare_tensor(off_by_one_ulp, expected, tight)
+    assert check.status is Status.INCORRECT_NUMERICAL and "a near miss: 3 element(s)" in check.message
+    wrong = expected.clone()
+    wrong[:3] += 0.5
+    assert "near miss" not in compare_tensor(wrong, expected, tight).message

@@ -11,6 +11,8 @@ import json
 from enum import Enum
 from typing import Any
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelarc.campaign.options import CampaignOptions
@@ -64,6 +66,8 @@ class BenchOptions(BaseModel):
     """Judge LLM and coding-agent candidates even where no OS sandbox can start."""
     rounds: int | None = Field(default=None, ge=1)
     """Correctness rounds per workload (None: the task's default)."""
+    timing: Literal["auto", "device", "wall"] = "auto"
+    """Which latency decides (GuardSettings.timing)."""
 
     @field_validator("memory")
     @classmethod
@@ -75,7 +79,7 @@ class BenchOptions(BaseModel):
         return CampaignOptions(
             agents=self.agents, backend=self.backend, backend_options=self.backend_options, budget=self.budget,
             time_limit_s=self.time_limit_s, memory=self.memory, longterm=self.longterm, device=self.device,
-            seed=self.seed, compile_baseline=self.compile_baselines, rounds=self.rounds,
+            seed=self.seed, compile_baseline=self.compile_baselines, rounds=self.rounds, timing=self.timing,
             unsafe_no_sandbox=self.unsafe_no_sandbox)
 
     def arm_options(self, arm: Arm, seed_index: int) -> CampaignOptions:

@@ -23,7 +23,7 @@ from kernelarc.campaign.baselines import COMPILE, EAGER
 from kernelarc.campaign.executor import evaluation_seed
 from kernelarc.campaign.run import DB_NAME, campaign_isolation
 from kernelarc.errors import UserError
-from kernelarc.guard import Candidate, Evaluation, GuardSettings, evaluate, resolve_device
+from kernelarc.guard import Candidate, Evaluation, evaluate, resolve_device
 from kernelarc.guard.candidate import stored_candidate
 from kernelarc.memory import Store
 from kernelarc.memory.records import CampaignStatus
@@ -90,7 +90,8 @@ def _max_autotune(task: Task, winner: Candidate | None, options: BenchOptions,
     """torch.compile max-autotune judged against the winner (against the reference when there is none),
     with the winner's side isolated as in its campaign."""
     candidate = compile_mode_candidate(task, MAX_AUTOTUNE_MODE)
-    settings = GuardSettings(rounds=options.rounds, seed=evaluation_seed(options.seed, candidate, winner))
+    settings = options.campaign_options().guard_settings().model_copy(
+        update={"seed": evaluation_seed(options.seed, candidate, winner)})
     ev = evaluate(task, candidate, winner, device=resolve_device(options.device), settings=settings, trusted=True,
                   isolation_=campaign_isolation(options.campaign_options(), run_dir))
     return BaselineResult(status=ev.status.value, latency_ms=ev.latency_ms, compile_s=ev.compile_s,

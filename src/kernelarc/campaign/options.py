@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernelarc.guard.settings import GuardSettings
 from kernelarc.memory.findings import RetentionPolicy
 
 
@@ -66,6 +67,16 @@ class CampaignOptions(BaseModel):
     """Recent verdicts shown to an agent per step."""
     rounds: int | None = Field(default=None, ge=1)
     """Correctness rounds per workload (None: the task's default)."""
+    timing: Literal["auto", "device", "wall"] = "auto"
+    """Which latency decides (GuardSettings.timing): auto = device time for SOL-ExecBench, wall for KernelBench."""
+    atol: float | None = Field(default=None, ge=0)
+    """Absolute tolerance for every output (None: the task's or its format's)."""
+    rtol: float | None = Field(default=None, ge=0)
+    """Relative tolerance for every output (None: the task's or its format's)."""
+
+    def guard_settings(self) -> GuardSettings:
+        """The guard's knobs these options set."""
+        return GuardSettings(rounds=self.rounds, timing=self.timing, atol=self.atol, rtol=self.rtol)
 
     @field_validator("memory")
     @classmethod

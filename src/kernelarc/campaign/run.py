@@ -22,7 +22,7 @@ from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.loop import AgentSlot, Campaign
 from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.errors import UserError
-from kernelarc.guard import GuardSettings, resolve_device
+from kernelarc.guard import resolve_device
 from kernelarc.guard.judge import Isolation, isolation
 from kernelarc.guard.sandbox import SandboxPolicy
 from kernelarc.memory import LongTermMemory, Store
@@ -182,7 +182,7 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     iso = campaign_isolation(options, run_dir)
     if iso.note:
         print(f"kernelarc: {iso.note}", file=sys.stderr)
-    executor = LocalExecutor(task, devices, GuardSettings(rounds=options.rounds), iso)
+    executor = LocalExecutor(task, devices, options.guard_settings(), iso)
     longterm = LongTermMemory() if options.longterm else None
     campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress,
                         spent_usd=lambda: budget.spent_usd)

@@ -23,6 +23,7 @@ from kernelarc.campaign.export import export_best
 from kernelarc.campaign.loop import Campaign, LeaderboardEntry
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import Evaluation, Verdict
+from kernelarc.guard.samples import median
 from kernelarc.report import plot_progress
 from kernelarc.roofline import sol_score
 
@@ -87,13 +88,35 @@ async def final_measurements(campaign: Campaign) -> Finals:
 def _workload_sol_score(winner: Evaluation, vs_compile: Evaluation | None) -> float | None:
     """Mean over workloads of S(T_k, T_b = min(eager, compile), T_SOL), as SOL-ExecBench scores a problem."""
     scores = []
-    compile_ms = {w.uuid: w.incumbent_ms for w in vs_compile.workloads} if vs_compile and vs_compile.correct else {}
-    for w in winner.workloads:
-        if w.sol_ms is None or w.latency_ms is None or w.incumbent_ms is None:
+    compile_ms = ({w.uuid: w.incumbent_device_ms for w in vs_compile.workloads}
+                  if vs_compile and vs_compile.correct else {})
+    for w in winner.workloads:  # device time, as SOL-ExecBench scores, whichever latency decided
+        if w.sol_ms is None or w.device_ms is None or w.incumbent_device_ms is None:
             return None
-        baseline = min(w.incumbent_ms, compile_ms.get(w.uuid, w.incumbent_ms))
-        scores.append(sol_score(w.latency_ms, baseline, w.sol_ms))
+        baseline = min(w.incumbent_device_ms, compile_ms.get(w.uuid) or w.incumbent_device_ms)
+        scores.append(sol_score(w.device_ms, baseline, w.sol_ms))
     return sum(scores) / len(scores) if scores else None
+
+
+def timing_consistency(store, finals: Finals, baselines: dict[str, int], min_ms: float = 0.02) -> dict:
+    """How far apart the times of one candidate came out across the campaign's evaluations (as the
+    candidate, as another's incumbent, in the final head-to-heads): the spread (max - min) / median
+    per candidate timed at least twice, median and p90 over candidates; kernels under `min_ms` apart
+    (issue 15 asks for agreement from 20 µs up)."""
+    times: dict[int, list[float]] = {}
+    records = [(r.candidate_id, r.against_incumbent_id, r.evaluation) for r in store.evaluations()]
+    if finals.winner is not None:
+        records += [(finals.winner.candidate_id, baselines[name], ev) for name, ev in finals.against.items()]
+    for candidate_id, incumbent_id, ev in records:
+        if ev.correct:
+            times.setdefault(candidate_id, []).append(ev.latency_ms)
+            if incumbent_id is not None:
+                times.setdefault(incumbent_id, []).append(ev.incumbent_ms)
+    spreads = sorted((max(t) - min(t)) / median(t) for t in times.values() if len(t) >= 2 and median(t) >= min_ms)
+    if not spreads:
+        return {"candidates": 0, "median_spread": None, "p90_spread": None, "min_ms": min_ms}
+    return {"candidates": len(spreads), "median_spread": median(spreads),
+            "p90_spread": spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))], "min_ms": min_ms}
 
 
 def _series(campaign: Campaign) -> dict[str, list[tuple[int, float]]]:
@@ -125,7 +148,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         baselines[name] = None if ev is None else {
             "candidate_id": cid, "verdict": ev.verdict.value, "status": ev.status.value, "reason": ev.reason,
             "latency_ms": ev.latency_ms, "reference_ms": ev.incumbent_ms, "compile_s": ev.compile_s,
-            "sol_ms": ev.sol_ms, "timing": ev.timing.value if ev.timing else None, "device": ev.device}
+            "sol_ms": ev.sol_ms, "timing": ev.timing.value if ev.timing else None, "basis": ev.basis,
+            "device_ms": ev.device_ms, "wall_ms": ev.wall_ms, "device": ev.device}
     best = None
     if leader is not None:
         vs_eager, vs_compile = finals.against.get(EAGER), finals.against.get(COMPILE)
@@ -145,6 +169,9 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
             "sol_ms": reference.sol_ms if reference else None,
             "sol_score": _workload_sol_score(vs_eager, vs_compile) if vs_eager and vs_eager.correct else None,
             "timing": reference.timing.value if reference and reference.timing else None,
+            "basis": reference.basis if reference else None,
+            "device_ms": reference.device_ms if reference and reference.correct else None,
+            "wall_ms": reference.wall_ms if reference and reference.correct else None,
             "files": [str(p.relative_to(run_dir)) for p in files],
         }
     counts = store.counts()
@@ -181,9 +208,12 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "wall_s": wall_s,
         "guard": {"evaluations": len(evaluations),
                   "mean_wall_s": sum(e.wall_s or 0 for e in evaluations) / len(evaluations) if evaluations else None,
+                  "median_wall_s": median([e.wall_s or 0.0 for e in evaluations]) if evaluations else None,
                   "timing_s": timing_s, "lock_held_s": lock_s,
                   "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
-                  "timing_fraction": timing_s / wall_s if wall_s > 0 else None},
+                  "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
+                  "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
+                  "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
     }
@@ -192,4 +222,4 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     return summary
 
 
-__all__ = ["Finals", "faster_baseline", "final_measurements", "write_outputs"]
+__all__ = ["Finals", "faster_baseline", "final_measurements", "timing_consistency", "write_outputs"]

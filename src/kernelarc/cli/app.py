@@ -7,6 +7,7 @@ own outcome decides 0 or 1.
 from __future__ import annotations
 
 import sys
+from enum import Enum
 
 import typer
 from rich.console import Console
@@ -34,6 +35,18 @@ err_console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isat
 out_console = Console()
 
 EXIT_OK, EXIT_NO_CORRECT, EXIT_USER_ERROR = 0, 1, 2
+
+
+class Timing(str, Enum):
+    """`--timing`: which latency decides (GuardSettings.timing)."""
+
+    auto = "auto"
+    device = "device"
+    wall = "wall"
+
+
+TIMING_HELP = ("Which latency decides: device (kernel spans, as SOL-ExecBench), wall (per call, host overhead "
+               "included, as KernelBench), auto (device for SOL-ExecBench tasks, wall for KernelBench files).")
 
 
 def _version(value: bool) -> None:

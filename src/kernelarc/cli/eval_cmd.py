@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console
 from kernelarc.cli.render import render_evaluation
 
 
@@ -22,8 +22,7 @@ def eval_command(
     atol: Annotated[float | None, typer.Option("--atol", min=0, help="Override the absolute tolerance.")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Override the relative tolerance.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fix the input seeds (default: drawn from the OS).")] = None,
-    timing: Annotated[str, typer.Option("--timing", help="Which latency decides: device (kernel spans), wall (per call), "
-                                                          "auto (device for SOL-ExecBench, wall for KernelBench).")] = "auto",
+    timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
 ) -> int:
     """Judge CANDIDATE against the reference of TASK (or --incumbent): gate, correctness, timing, verdict."""
@@ -34,8 +33,6 @@ def eval_command(
     from kernelarc.guard.settings import GuardSettings
     from kernelarc.task.loader import load_task
 
-    if timing not in ("auto", "device", "wall"):
-        fail(f"--timing must be auto, device or wall, got {timing!r}")
     task = load_task(task_path)
     candidate = load_candidate(candidate_path, task)
     # The incumbent is read once, here, and judged from this text: never re-read from its path later.
@@ -44,7 +41,7 @@ def eval_command(
         fail(f"the incumbent {incumbent} is refused by the static gate, rule {finding.rule} at line {finding.line}: "
              f"{finding.message}")
     resolved = resolve_device(device)
-    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing)
+    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing.value)
     iso = isolation()
     if iso.note:
         err_console.print(f"kernelarc: {iso.note}", soft_wrap=True)

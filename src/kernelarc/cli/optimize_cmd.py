@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, app, err_console, fail
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console, fail
 from kernelarc.cli.progress import LiveProgress
 
 
@@ -56,6 +56,9 @@ def optimize_command(
     max_cost: Annotated[float | None, typer.Option("--max-cost", min=0.0, help="Stop when LLM spending reaches this (USD).")] = None,
     no_compile_baseline: Annotated[bool, typer.Option("--no-compile-baseline", help="Skip the torch.compile baseline.")] = False,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
+    timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
+    atol: Annotated[float | None, typer.Option("--atol", min=0, help="Absolute tolerance for every output (default: the task's).")] = None,
+    rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Relative tolerance for every output (default: the task's).")] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout at the end.")] = False,
 ) -> int:
@@ -89,7 +92,7 @@ def optimize_command(
                 else (), backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config), budget=budget,
                 time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
                 seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
-                rounds=rounds, unsafe_no_sandbox=unsafe_no_sandbox)
+                rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, unsafe_no_sandbox=unsafe_no_sandbox)
         except ValidationError as e:
             error = e.errors()[0]
             fail(f"{_option_name(error['loc'][0])}: {error['msg']}, got {error['input']!r}")

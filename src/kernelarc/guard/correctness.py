@@ -99,7 +99,8 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
         return OutputCheck(
             Status.INCORRECT_NUMERICAL,
             f"output {index}: {100 * (1 - ratio):.3g}% of elements out of tolerance "
-            f"(atol={tol.atol:g}, rtol={tol.rtol:g}); max abs error {max_abs:.3g} at {worst}",
+            f"(atol={tol.atol:g}, rtol={tol.rtol:g}); max abs error {max_abs:.3g} at {worst}"
+            + _near_miss(diff, e, matched, actual.dtype, ratio),
             max_abs, max_rel,
         )
     if tol.max_error_cap is not None and max_abs > tol.max_error_cap:
@@ -107,6 +108,28 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
                            f"output {index}: max abs error {max_abs:.3g} exceeds the cap {tol.max_error_cap:g}",
                            max_abs, max_rel)
     return OutputCheck(None, "", max_abs, max_rel)
+
+
+NEAR_MISS_ULPS = 2
+"""Failing elements within this many units in the last place of the output's dtype are rounding."""
+NEAR_MISS_SHARE = 0.01
+"""...when at most this share of the elements fail."""
+
+
+def _near_miss(diff: torch.Tensor, expected: torch.Tensor, matched: torch.Tensor, dtype: torch.dtype,
+               ratio: float) -> str:
+    """A sentence saying so when every failing element is off by rounding in the output's own dtype."""
+    if not dtype.is_floating_point or 1 - ratio > NEAR_MISS_SHARE:
+        return ""
+    info = torch.finfo(dtype)
+    failing = ~matched
+    ulp = info.eps * expected.abs()[failing].clamp_min(info.tiny)
+    ulps = float((diff[failing] / ulp).max())
+    if ulps > NEAR_MISS_ULPS:
+        return ""
+    name = str(dtype).removeprefix("torch.")
+    return (f"; a near miss: {int(failing.sum())} element(s) off by at most {ulps:.2g} ulp of {name} (rounding, "
+            "not a wrong kernel): a task tolerance or --atol/--rtol can accept it")
 
 
 def snapshot(values: list) -> list:

@@ -41,7 +41,7 @@ from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.wire import copy_regions, tensor_nbytes
-from kernelarc.task.model import Task, TaskFormat
+from kernelarc.task.model import Task
 
 M = TypeVar("M")
 DEVICE_BLOCKS = 2
