@@ -38,6 +38,7 @@ def _check_rows_table_and_chart(out: Path) -> None:
     assert rowsum.best_label == "a0-fusion (fusion)" and rowsum.speedup_vs_eager > 1
     # the eager time shown is the one timed interleaved with the winner, so it agrees with "× eager"
     assert rowsum.eager.latency_ms / rowsum.best_ms == pytest.approx(rowsum.speedup_vs_eager)
+    assert rowsum.basis == "wall" and rowsum.best_wall_ms == rowsum.best_ms and rowsum.best_device_ms is None
     assert rowsum.speedup_vs_best_compile == min(rowsum.speedup_vs_compile, rowsum.speedup_vs_max_autotune)
     assert (rowsum.candidates, rowsum.budget) == (1, 2)
     md = (out / "results.md").read_text()

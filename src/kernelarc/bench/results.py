@@ -83,7 +83,13 @@ class TaskRow(Frozen):
     max_autotune: BaselineResult | None = None
     """torch.compile, mode max-autotune-no-cudagraphs, judged against the kernelarc winner."""
     best_ms: float | None = None
-    """The kernelarc winner's latency, from its final measurement against eager."""
+    """The kernelarc winner's latency, from its final measurement against eager (the deciding `basis`)."""
+    basis: str | None = None
+    """Which latency decided: `device` (kernel spans) or `wall` (per call, host overhead included)."""
+    best_device_ms: float | None = None
+    """The winner's device time (CUDA only)."""
+    best_wall_ms: float | None = None
+    """The winner's wall time per call."""
     flops: float | None = None
     """Matmul-class FLOPs of the task's workload (torch's FLOP counter); None for several workloads or none counted."""
     best_label: str | None = None

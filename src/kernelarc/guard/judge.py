@@ -124,10 +124,11 @@ class Judge:
     (it runs only the task's code), and the extension builds kept per candidate."""
 
     def __init__(self, task: Task, *, isolation_: Isolation | None = None, build_cache: BuildCache | None = None,
-                 lock_dir=None):
+                 lock_dir=None, warm: bool = True):
+        """`warm=False` for a single evaluation: no idle sides are started ahead."""
         self.task = task
         self.isolation = isolation_ or isolation()
-        self.pool = SidePool(self.isolation.policy, self.isolation.sandboxed)
+        self.pool = SidePool(self.isolation.policy, self.isolation.sandboxed, warm=warm)
         self.build_cache = build_cache
         self.lock_dir = lock_dir
         self._references: dict[str, SideProcess] = {}
@@ -286,7 +287,7 @@ def evaluate(task: Task, candidate: Candidate, incumbent: Candidate | None = Non
              settings: GuardSettings | None = None, trusted: bool = False,
              isolation_: Isolation | None = None) -> Evaluation:
     """Judge one candidate in a judge of its own (side processes started now, ended after)."""
-    with Judge(task, isolation_=isolation_) as judge:
+    with Judge(task, isolation_=isolation_, warm=False) as judge:
         return judge.evaluate(candidate, incumbent, device=device, settings=settings, trusted=trusted)
 
 

@@ -282,13 +282,17 @@ class SidePool:
     CUDA_DEPTH = 2
     CPU_DEPTH = 1
 
-    def __init__(self, policy: sandbox.SandboxPolicy, sandboxed: bool):
+    def __init__(self, policy: sandbox.SandboxPolicy, sandboxed: bool, warm: bool = True):
+        """`warm=False`: start sides only when taken (one evaluation: idle ones would be started for nothing)."""
         self.policy = policy
         self.sandboxed = sandboxed
+        self.warm = warm
         self._lock = threading.Lock()
         self._idle: dict[str, list[SideProcess]] = {}
 
     def depth(self, device: str) -> int:
+        if not self.warm:
+            return 0
         return self.CPU_DEPTH if device == "cpu" else self.CUDA_DEPTH
 
     def take(self, device: str) -> SideProcess:

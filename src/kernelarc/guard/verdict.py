@@ -1,8 +1,11 @@
 """The decision rule: KEEP, ACCEPT or REVERT for a correct candidate. Imports without torch.
 
 Aggregates are geometric means over workloads, so `speedup` is both incumbent_ms / latency_ms and
-the geometric mean of per-workload speedups. Noise is the largest relative spread (p80 - p20) / p50
-seen on either side of any workload: a speedup smaller than that is not evidence. The bars are
+the geometric mean of per-workload speedups. Noise, per workload, is the larger absolute spread
+(p80 - p20) of the two sides over the larger of their medians; the largest over workloads counts: a
+speedup smaller than that is not evidence. (Relative to its own median, a microsecond call timed on a
+noisy clock can spread by 1000% while its whole range is far below a millisecond incumbent's: what
+matters is the spread on the scale of the comparison.) The bars are
 symmetric in ratio: KEEP above 1 + x with x = max(margin, noise), REVERT below 1 / (1 + y) with
 y = max(window, noise), so a noise above 100% can never make a 300x slowdown look "within the window".
 """
@@ -33,12 +36,19 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def _noise(w: WorkloadResult) -> float:
+    """The larger absolute spread of the two sides over the larger median (module docstring)."""
+    spreads = ((w.spread or 0.0) * w.latency_ms, (w.incumbent_spread or 0.0) * w.incumbent_ms)
+    scale = max(w.latency_ms, w.incumbent_ms)
+    return max(spreads) / scale if scale > 0 else 0.0
+
+
 def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_label: str = "incumbent") -> Decision:
     """Verdict for a candidate that passed every workload and was timed on each."""
     latency = geomean([w.latency_ms for w in workloads])
     incumbent = geomean([w.incumbent_ms for w in workloads])
     speedup = incumbent / latency if latency > 0 else math.inf
-    noise = max(max(w.spread or 0.0, w.incumbent_spread or 0.0) for w in workloads)
+    noise = max(_noise(w) for w in workloads)
     keep_bar = 1.0 + max(settings.margin, noise)
     accept_bar = 1.0 / (1.0 + max(settings.near_best_window, noise))
     numbers = f"{speedup:.3f}x vs {incumbent_label} ({latency:.4g} ms vs {incumbent:.4g} ms, noise {noise:.1%})"
