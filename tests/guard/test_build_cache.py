@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,25 @@ def test_a_cpp_candidate_compiles_once_across_evaluations(tmp_path):
     # under one path in every sandbox, so the copied build is up to date)
     assert second.stage_seconds["compile"] < first.stage_seconds["compile"] / 3, (first.stage_seconds,
                                                                                    second.stage_seconds)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
+    """Built ahead in a GPU-less side (outside any device lock), the evaluation's compile stage only loads."""
+    source = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+              "        return torch.relu(x) * 3.0\n\n\ndef get_inputs():\n    return [torch.randn(8, 32)]\n\n\n"
+              "def get_init_inputs():\n    return []\n")
+    analysis = analyze(task_file(tmp_path, "relu_triple", source))
+    cpp = candidate_from_source(get_family("cpp_forward").render(analysis, {"ops": "as_captured", "graph": False}).source,
+                                analysis.task)
+    settings = GuardSettings(rounds=1, cpu_iterations=3, warmup=1)
+    with Judge(analysis.task, build_cache=BuildCache(tmp_path / "cache")) as judge:
+        started = time.monotonic()
+        assert judge.prebuild(cpp, settings)
+        built_s = time.monotonic() - started
+        ev = judge.evaluate(cpp, device="cpu", settings=settings)
+    assert ev.correct, ev.reason
+    assert ev.stage_seconds["compile"] < built_s / 3, (built_s, ev.stage_seconds)
+    plain = candidate_from_source(source.replace("class Model(", "class ModelNew("), analysis.task)
+    assert not Judge(analysis.task, build_cache=BuildCache(tmp_path / "other")).prebuild(plain)  # nothing to build

@@ -55,6 +55,8 @@ class LocalExecutor:
                        trusted: bool = False) -> Evaluation:
         device = self.devices[slot % len(self.devices)]
         settings = self.settings.model_copy(update={"seed": seed})
+        if device != "cpu":  # builds on the CPU while another candidate holds the GPU (the CPU has no such slack)
+            await asyncio.to_thread(self.judge.prebuild, candidate, settings)
         async with self._locks[device]:
             t0 = time.monotonic()
             try:

@@ -93,6 +93,13 @@ def infer_language(source: str) -> str:
     return "pytorch"
 
 
+def needs_build(candidate: Candidate) -> bool:
+    """The candidate compiles native code when loaded (a C++ solution, or `load_inline` / `cpp_extension`)."""
+    if candidate.kind is CandidateKind.SOLUTION:
+        return candidate.language in CPP_LANGUAGES
+    return "load_inline" in candidate.source or "cpp_extension" in candidate.source
+
+
 def candidate_from_source(source: str, task: Task, name: str = "candidate") -> Candidate:
     """A MODULE candidate for `task` from Python source (what agents propose)."""
     entry = "ModelNew" if task.format is TaskFormat.KERNELBENCH else "run"
@@ -212,5 +219,5 @@ def solution_candidate(text: str, name: str = "solution") -> Candidate:
 
 __all__ = [
     "Candidate", "CandidateKind", "Solution", "SolutionSpec", "candidate_from_source",
-    "load_candidate", "solution_candidate", "stored_candidate", "infer_language", "normalized_source",
+    "load_candidate", "needs_build", "solution_candidate", "stored_candidate", "infer_language", "normalized_source",
 ]

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from kernelarc.errors import DeviceError, UserError
 from kernelarc.guard import sandbox
 from kernelarc.guard.build_cache import BuildCache
-from kernelarc.guard.candidate import Candidate
+from kernelarc.guard.candidate import Candidate, needs_build
 from kernelarc.guard.devlock import device_lock
 from kernelarc.guard.gate import check_candidate
 from kernelarc.guard.scrub import blank_own_environment_block, scrub
 from kernelarc.guard.session import Failure, Seeds, Session, WorkloadTimes
 from kernelarc.guard.settings import GuardSettings
-from kernelarc.guard.sides import SidePool, SideProcess
+from kernelarc.guard.sides import SideFailure, SidePool, SideProcess
 from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
 from kernelarc.guard.verdict import decide, geomean
 from kernelarc.task.model import Task, TaskFormat
@@ -170,6 +170,31 @@ class Judge:
         with device_lock(device, self.lock_dir) as waited:
             self.lock_waited_s += waited
             return self._run(candidate, incumbent, device, settings, Seeds(rng), started)
+
+    def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None) -> bool:
+        """Build a C++ or CUDA candidate's extensions in a GPU-less side, outside any device lock, and
+        keep them in the build cache: its evaluation then loads them instead of building on the GPU's
+        time, and several candidates build at once while one is timed (issue 15). True when it ran.
+
+        Failures are left for the evaluation to report: this only saves time.
+        """
+        if self.build_cache is None or not needs_build(candidate) or check_candidate(candidate) is not None:
+            return False
+        settings = settings or GuardSettings()
+        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed)
+        try:
+            restored = self.build_cache.restore(side.extensions, candidate)
+            deadline = time.monotonic() + settings.compile_timeout_s
+            task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
+            side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline)
+            side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate"},
+                         deadline=deadline)
+        except SideFailure:
+            pass
+        finally:
+            self.build_cache.keep(side.extensions, candidate, restored)
+            side.close()
+        return True
 
     def _reference(self, device: str) -> tuple[SideProcess, bool]:
         """The device's warm reference side, or a fresh one; True when it still needs its set-up."""

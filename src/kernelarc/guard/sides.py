@@ -14,6 +14,7 @@ and is ended after it. Imports without torch.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -72,6 +73,10 @@ def side_env(scratch: Path, device: str) -> dict[str, str]:
     env.update(HOME=str(scratch), TMPDIR=str(scratch / "tmp"), PYTHONDONTWRITEBYTECODE="1",
                TRITON_CACHE_DIR=str(scratch / "triton"), TORCH_EXTENSIONS_DIR=str(sandbox.EXTENSIONS_INSIDE),
                PYTHONUNBUFFERED="1")
+    if "TORCH_CUDA_ARCH_LIST" not in env and (archs := cuda_arch_list()):
+        # The same build flags in every side, a GPU-less one included: a build made ahead (Judge.prebuild)
+        # is then up to date where the GPU side loads it.
+        env["TORCH_CUDA_ARCH_LIST"] = archs
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     else:
@@ -79,6 +84,20 @@ def side_env(scratch: Path, device: str) -> dict[str, str]:
         # process pays for it (7-8 µs more host time per call on the H200, docs/benchmarks.md).
         env.setdefault("TEARDOWN_CUPTI", "1")
     return env
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_arch_list() -> str:
+    """The compute capabilities of this machine's GPUs as TORCH_CUDA_ARCH_LIST spells them ('' without any)."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return ""
+        return ";".join(sorted({"{}.{}".format(*torch.cuda.get_device_capability(i))
+                                for i in range(torch.cuda.device_count())}))
+    except Exception:  # noqa: BLE001 - no CUDA here: nothing to pin
+        return ""
 
 
 class SideProcess:
