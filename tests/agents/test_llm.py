@@ -38,8 +38,19 @@ def test_claim_is_clipped_to_one_line_of_160_characters():
 
 
 def test_a_claim_inside_the_code_does_not_count():
-    with pytest.raises(ReplyError, match="no line `CLAIM:"):
-        parse_reply(f"```python\n# CLAIM: hidden\n{INCUMBENT}```\n", incumbent=None)
+    parsed = parse_reply(f"```python\n# CLAIM: hidden\n{INCUMBENT}```\n", incumbent=None)
+    assert parsed.claim == "no claim given"
+
+
+@pytest.mark.parametrize(("reply", "claim"), [
+    (f"Claim: fused relu\n```python\n{INCUMBENT}```", "fused relu"),
+    (f"### claim: fused relu\n```py\n{INCUMBENT}```", "fused relu"),
+    (f"- **Claim**: fused relu\n```Python\n{INCUMBENT}```", "fused relu"),
+    (f"I fused the relu into one pass.\n\n```\n{INCUMBENT}```", "I fused the relu into one pass."),
+])
+def test_claims_and_fences_as_models_write_them(reply, claim):
+    parsed = parse_reply(reply, incumbent=None)
+    assert parsed.source == INCUMBENT and parsed.claim == claim
 
 
 @pytest.mark.parametrize("reply", ["Sure, I can help.", "```\nplain fence\n```\nCLAIM: x", ""])

@@ -45,11 +45,13 @@ ReplyFormat = Literal["chat", "files"]
 """How a model answers: in its reply text (chat), or by writing files in a workspace (cli)."""
 T = TypeVar("T")
 
-_FENCE = re.compile(r"^```(?:python|py)[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"^```(python|py|python3)?[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE | re.IGNORECASE)
 _ANY_FENCE = re.compile(r"^```.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _EDIT = re.compile(r"^<{7} SEARCH[ \t]*\n(.*?)^={7}[ \t]*\n(.*?)^>{7} REPLACE[ \t]*$", re.DOTALL | re.MULTILINE)
 _EDIT_START = re.compile(r"^<{7} SEARCH", re.MULTILINE)
-_CLAIM = re.compile(r"^[ \t*_]*CLAIM[*_]*:[*_]*[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_CLAIM = re.compile(r"^[ \t*_#>-]*CLAIM[*_]*[ \t]*:[*_]*[ \t]*(.+?)[ \t*_]*$", re.MULTILINE | re.IGNORECASE)
+_ENTRY = re.compile(r"^(class ModelNew\b|def run\b)", re.MULTILINE)
+NO_CLAIM = "no claim given"
 
 
 class AgentStepFailed(Exception):
@@ -133,10 +135,12 @@ def apply_edits(base: str, edits: list[tuple[str, str]]) -> str:
 
 
 def parse_reply(text: str, incumbent: str | None) -> ParsedReply:
-    """The candidate and claim in a reply: SEARCH/REPLACE edits of `incumbent`, else the last ```python block.
+    """The candidate and claim in a reply, as a reasonable model writes them: SEARCH/REPLACE edits of
+    `incumbent`, else the last fenced block that is Python (tagged so, or untagged holding the entry
+    point). The claim is a `CLAIM:` line in any case or markdown; without one, the first line of prose.
 
     Raises:
-        ReplyError: no code, malformed or non-matching edits, or no CLAIM line.
+        ReplyError: no code, or malformed or non-matching edits.
     """
     edits = [(m.group(1), m.group(2)) for m in _EDIT.finditer(text)]
     if len(edits) != len(_EDIT_START.findall(text)):
@@ -147,14 +151,17 @@ def parse_reply(text: str, incumbent: str | None) -> ParsedReply:
             raise ReplyError("SEARCH/REPLACE edits need an incumbent and you have none yet; send the full file")
         source = apply_edits(incumbent, edits)
     else:
-        blocks = [b for b in _FENCE.findall(text) if b.strip()]
+        # A block tagged Python, or an untagged one that holds the entry point.
+        blocks = [b for tag, b in _FENCE.findall(text) if b.strip() and (tag or _ENTRY.search(b))]
         if not blocks:
-            raise ReplyError("it holds no candidate code (no ```python block and no SEARCH/REPLACE edits)")
+            raise ReplyError("it holds no candidate code (no ```python block, no untagged block with the entry "
+                             "point, and no SEARCH/REPLACE edits)")
         source = blocks[-1]
-    claims = _CLAIM.findall(_ANY_FENCE.sub("", _EDIT.sub("", text)))
-    if not claims:
-        raise ReplyError("it has no line `CLAIM: <what the change does and why it should be faster>`")
-    return ParsedReply(source=source, claim=clip_text(claims[-1], CLAIM_CAP, one_line=True))
+    prose = _ANY_FENCE.sub("", _EDIT.sub("", text))
+    claims = _CLAIM.findall(prose)
+    claim = claims[-1] if claims else next((line.strip(" \t#*_>-") for line in prose.splitlines()
+                                            if line.strip(" \t#*_>-")), NO_CLAIM)
+    return ParsedReply(source=source, claim=clip_text(claim, CLAIM_CAP, one_line=True))
 
 
 def _clipped(text: str, cap: int) -> str:
