@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-CPU_CAP = 32
+CPU_CAP = 16
 """Module-level integer constants above this are divided by the smallest power of two that brings
 them under it (ratios and power-of-two divisibility kept: heads still divide widths, groups channels)."""
 GENERATED_LANGUAGES = ("triton",)

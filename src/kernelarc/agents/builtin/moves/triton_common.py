@@ -41,6 +41,22 @@ UNARY: dict[str, str] = {
     "neg": "-{x}",
     "sqrt": "tl.sqrt({x})",
     "rsqrt": "tl.rsqrt({x})",
+    "reciprocal": "1.0 / {x}",
+    "exp2": "tl.exp2({x})",
+    "log2": "tl.log2({x})",
+    "log1p": "tl.log(1.0 + {x})",
+    "expm1": "tl.exp({x}) - 1.0",
+    "sin": "tl.sin({x})",
+    "cos": "tl.cos({x})",
+    "erf": "tl.erf({x})",
+    "floor": "tl.floor({x})",
+    "ceil": "tl.ceil({x})",
+    "sign": "tl.where({x} > 0.0, 1.0, tl.where({x} < 0.0, -1.0, 0.0))",
+    "hardsigmoid": "tl.minimum(tl.maximum({x} / 6.0 + 0.5, 0.0), 1.0)",
+    "hardswish": "{x} * tl.minimum(tl.maximum({x} + 3.0, 0.0), 6.0) / 6.0",
+    "selu": "1.0507009873554805 * tl.where({x} > 0.0, {x}, 1.6732632423543772 * (tl.exp({x}) - 1.0))",
+    # mish(x) = x tanh(softplus(x)), softplus with PyTorch's threshold of 20
+    "mish": "{x} * (2.0 * tl.sigmoid(2.0 * tl.where({x} > 20.0, {x}, tl.log(1.0 + tl.exp({x})))) - 1.0)",
 }
 # Binary pointwise ops on plain names or literals `{x}`, `{y}`.
 BINARY: dict[str, str] = {

@@ -93,11 +93,23 @@ def translate_node(node: OpNode, value: dict[str, str]) -> str:
         return expr
     if op == "pow" and n == 2 and isinstance(node.args[1], (int, float)):
         return power(arg(0), float(node.args[1]))
+    if op == "softplus":
+        beta = float(node.args[1]) if n > 1 else float(node.kwargs.get("beta", 1.0))
+        threshold = float(node.args[2]) if n > 2 else float(node.kwargs.get("threshold", 20.0))
+        scaled = f"({arg(0)} * {literal(beta)})"
+        return f"tl.where({scaled} > {literal(threshold)}, {arg(0)}, tl.log(1.0 + tl.exp({scaled})) / {literal(beta)})"
+    if op == "elu":
+        alpha = float(node.args[1]) if n > 1 else float(node.kwargs.get("alpha", 1.0))
+        scale = float(node.args[2]) if n > 2 else float(node.kwargs.get("scale", 1.0))
+        input_scale = float(node.args[3]) if n > 3 else float(node.kwargs.get("input_scale", 1.0))
+        x = arg(0)
+        return (f"{literal(scale)} * tl.where({x} > 0.0, {x}, "
+                f"{literal(alpha)} * (tl.exp({x} * {literal(input_scale)}) - 1.0))")
     raise ValueError(f"{node.target} is not translated (supported: {', '.join(sorted(_SUPPORTED))})")
 
 
 _SUPPORTED = {*BINARY, *UNARY_OPS, *COMPARISONS, "rsub", "gelu", "leaky_relu", "where", "clamp", "clamp_min",
-              "clamp_max", "hardtanh", "pow (by a constant)"}
+              "clamp_max", "hardtanh", "pow (by a constant)", "softplus", "elu"}
 
 
 @dataclass(frozen=True)

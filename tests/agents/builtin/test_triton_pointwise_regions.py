@@ -1,0 +1,57 @@
+"""The pointwise-regions family: in any forward, each run of pointwise ops becomes one generated Triton
+kernel (broadcast operands indexed through their strides, values needed later written out), every
+other op is replayed as the reference computes it, and the result matches the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.agents.builtin.moves.triton_pointwise_regions import find_regions
+
+from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
+
+FAMILY = "triton_pointwise_regions"
+
+
+def test_family_serves_fusion():
+    assert get_family(FAMILY) in families_for("fusion")
+
+
+def test_regions_split_at_library_ops_and_export_what_is_read_later():
+    analysis = analysis_for("builtin_conv_pointwise_tail")
+    regions = find_regions(analysis)
+    ops = [[n.target for n in r.nodes] for r in regions]
+    assert ops[0][:3] == ["aten.add.Tensor", "aten.mul.Tensor", "aten.relu_"]  # bias, scale, in-place relu
+    assert "self.bias" in regions[0].tensors and "self.scale" in regions[0].tensors
+    assert len(regions[0].exports) == 2  # the relu's output feeds the mean; the tail's value, the final add
+    assert all("aten.convolution" not in o and "aten.mean.dim" not in o for o in ops)
+
+
+def test_the_forward_matches_the_reference_with_library_ops_kept(tmp_path):
+    analysis = analysis_for("builtin_conv_pointwise_tail")
+    family = get_family(FAMILY)
+    assert family.applies(analysis) is None
+    move = family.render(analysis, family.space(analysis)[0])
+    assert move.source.count("@triton.jit") == len(find_regions(analysis)) >= 2
+    assert "torch.ops.aten.conv2d" in move.source and "torch.ops.aten.mean" in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
+def test_a_whole_pointwise_forward_is_one_region(tmp_path):
+    analysis = analysis_for("builtin_elementwise_chain")
+    family = get_family(FAMILY)
+    move = family.render(analysis, family.space(analysis)[0])
+    assert move.source.count("@triton.jit") == 1
+    assert_matches_reference(move, analysis, tmp_path)
+
+
+def test_a_forward_without_pointwise_ops_is_named():
+    assert "no run of pointwise ops" in get_family(FAMILY).applies(analysis_for("builtin_sum_reduction"))
+
+
+@pytest.mark.slow
+def test_full_guard_accepts_it():
+    analysis = analysis_for("builtin_conv_pointwise_tail")
+    family = get_family(FAMILY)
+    assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
