@@ -70,7 +70,31 @@ def analyze(task: Task) -> TaskAnalysis:
     facts = find_facts(analysis)
     facts["emit_blocker"] = blocker
     facts["launch_bound"], facts["total_elements"] = _launch_bound(task.workloads[0])
-    return dataclasses.replace(analysis, facts=facts)
+    return dataclasses.replace(analysis, facts=facts, lowered=_lowered(analysis, parts, facts) if nodes else None)
+
+
+def _lowered(analysis: TaskAnalysis, parts: dict[str, Any], facts: dict[str, Any]) -> TaskAnalysis | None:
+    """The same forward traced through the core ATen decompositions and those of norms and softmax:
+    a GroupNorm becomes its reductions and pointwise maths, which a generic code generator can write.
+    None when it does not trace (recorded nowhere: the captured graph is the analysis' own)."""
+    try:
+        nodes, outputs, params, returns_tuple, blocker, values = _trace(
+            analysis.task, analysis.task.workloads[0], parts["input_names"], decompose=True)
+    except Exception:  # noqa: BLE001 - a forward may trace plainly but not through every decomposition
+        return None
+    return dataclasses.replace(analysis, nodes=nodes, output_names=outputs, param_names=params,
+                               returns_tuple=returns_tuple, values=values,
+                               facts={**facts, "emit_blocker": blocker}, lowered=None)
+
+
+def _decompositions() -> dict:
+    from torch._decomp import core_aten_decompositions, get_decompositions
+
+    aten = torch.ops.aten
+    return {**core_aten_decompositions(), **get_decompositions([
+        aten._softmax, aten._log_softmax, aten.native_group_norm, aten.native_layer_norm, aten.native_batch_norm,
+        aten._native_batch_norm_legit, aten._native_batch_norm_legit_no_training,
+        aten._native_batch_norm_legit_functional, aten.var_mean.correction])}
 
 
 LAUNCH_BOUND_ELEMENTS = 1 << 20
@@ -146,8 +170,9 @@ def _is_tolerance(node: ast.stmt) -> bool:
 _Trace = tuple[tuple[OpNode, ...], tuple[str, ...], tuple[str, ...], bool, str | None, dict[str, Any]]
 
 
-def _trace(task: Task, workload: Workload, input_names: tuple[str, ...]) -> _Trace:
-    """(nodes, outputs, parameter accessors, returns a tuple, emit blocker, values) of one workload's forward."""
+def _trace(task: Task, workload: Workload, input_names: tuple[str, ...], decompose: bool = False) -> _Trace:
+    """(nodes, outputs, parameter accessors, returns a tuple, emit blocker, values) of one workload's forward;
+    `decompose` traces below the dispatcher through `_decompositions()` instead of keeping PyTorch's ops."""
     sentinels: dict[float, str] = {}
     module = load_module(task.reference_source, f"{task.path}::analysis", task.name)
     with torch.device("meta"):
@@ -169,7 +194,10 @@ def _trace(task: Task, workload: Workload, input_names: tuple[str, ...]) -> _Tra
                     args.append(torch.empty(spec.shape, dtype=torch_dtype(spec.dtype)))
             state, fn, call_args = {}, getattr(module, REFERENCE_ENTRY), args
         with torch.no_grad():
-            graph = make_fx(fn, tracing_mode="fake", pre_dispatch=True)(*call_args).graph
+            if decompose:
+                graph = make_fx(fn, decomposition_table=_decompositions(), tracing_mode="fake")(*call_args).graph
+            else:
+                graph = make_fx(fn, tracing_mode="fake", pre_dispatch=True)(*call_args).graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     params = tuple(_accessor(p) for p in state)
     inputs = tuple(input_names[i] if i < len(input_names) else f"arg{i}" for i in range(len(args)))

@@ -71,6 +71,9 @@ class TaskAnalysis:
     """The forward returns several outputs (a tuple), not one tensor."""
     values: dict[str, tuple[tuple[int, ...] | None, str | None]] = field(default_factory=dict)
     """(shape, dtype) of each graph input and parameter, by the name nodes use for it."""
+    lowered: TaskAnalysis | None = None
+    """The same forward traced through ATen's decompositions (norms and softmax as reductions and
+    pointwise maths), with its own nodes, outputs and values; None where that trace fails."""
 
 
 @dataclass(frozen=True)

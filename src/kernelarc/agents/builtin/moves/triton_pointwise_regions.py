@@ -204,24 +204,34 @@ def wrapper_source(region: Region, dtypes: tuple[str, ...], params: dict[str, An
             f"{indent(chr(10).join(lines))}\n")
 
 
-def forward_source(analysis: TaskAnalysis, regions: list[Region]) -> str:
-    """The forward: live nodes in order as aten calls, each region as one call at its last node."""
+def forward_source(analysis: TaskAnalysis, regions: list[Region], calls: dict[str, str] | None = None) -> str:
+    """The forward: live nodes in order as aten calls, each region as one call at its last node, and each
+    node named in `calls` as the given expression (another family's generated kernel)."""
+    calls = calls or {}
     in_region = {n.name: r for r in regions for n in r.nodes}
     refs = {n.name for n in analysis.nodes} | set(analysis.values)
     rewrites = {e: f"{r.kernel}_call({', '.join((*r.tensors, *r.scalars))})" for r in regions for e in r.exports}
-    live = set(live_nodes(analysis, rewrites))
+    live = set(live_nodes(analysis, {**rewrites, **calls}))
     lines = []
     for node in analysis.nodes:
         region = in_region.get(node.name)
         if region is None:
             if node.name in live:
-                lines.append(node_line(node, analysis, refs))
+                lines.append(f"{node.name} = {calls[node.name]}" if node.name in calls
+                             else node_line(node, analysis, refs))
         elif node is region.nodes[-1] and any(e in live for e in region.exports):
             call = rewrites[region.exports[0]]
             lines.append(f"{', '.join(region.exports)}, = {call}")
     outs = ", ".join(analysis.output_names)
     lines.append(f"return ({outs})" if analysis.returns_tuple else f"return {outs}")
     return "\n".join(lines)
+
+
+def regions_source(analysis: TaskAnalysis, regions: list[Region], params: dict[str, Any]) -> str:
+    """Every region's kernel and host function."""
+    nodes = {n.name: n for n in analysis.nodes}
+    return "\n\n".join(f"{kernel_source(r)}\n\n{wrapper_source(r, tuple(nodes[e].dtype for e in r.exports), params)}"
+                        for r in regions)
 
 
 @dataclass(frozen=True)
@@ -251,10 +261,7 @@ class TritonPointwiseRegionsFamily:
         regions = find_regions(analysis)
         if not regions:
             raise ValueError(f"{self.name} cannot render: {self.applies(analysis)}")
-        nodes = {n.name: n for n in analysis.nodes}
-        helpers = "\n\n".join(f"{kernel_source(r)}\n\n"
-                              f"{wrapper_source(r, tuple(nodes[e].dtype for e in r.exports), params)}"
-                              for r in regions)
+        helpers = regions_source(analysis, regions, params)
         ops = sum(r.ops for r in regions)
         doc = (f"Triton pointwise regions: {ops} pointwise ops of the forward in {len(regions)} generated kernel(s), "
                "each reading its inputs once and writing only what the rest of the forward needs; every other op "
@@ -268,5 +275,5 @@ class TritonPointwiseRegionsFamily:
 FAMILIES = (register_family(TritonPointwiseRegionsFamily()),)
 """The registered family."""
 
-__all__ = ["FAMILIES", "Region", "TritonPointwiseRegionsFamily", "find_regions", "forward_source", "kernel_source",
-           "wrapper_source"]
+__all__ = ["FAMILIES", "Region", "TRITON_IMPORTS", "TritonPointwiseRegionsFamily", "find_regions", "forward_source",
+           "kernel_source", "regions_source", "wrapper_source"]

@@ -1,0 +1,46 @@
+"""The lowered-regions family: the forward traced through ATen's decompositions, its reductions (over
+any dims, kept or dropped, the variance in two passes) and pointwise runs as generated Triton kernels,
+matching the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.agents.builtin.moves.triton_lowered_regions import find_reductions
+
+from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
+
+FAMILY = "triton_lowered_regions"
+
+
+def test_family_serves_fusion():
+    assert get_family(FAMILY) in families_for("fusion")
+
+
+def test_a_groupnorm_and_a_softmax_lower_to_reductions():
+    lowered = analysis_for("builtin_groupnorm_softmax").lowered
+    ops = sorted({r.op for r in find_reductions(lowered)})
+    assert ops == ["max", "sum", "var"]  # var and mean (a sum) of the groups, the softmax's max and sum, the amax
+
+
+@pytest.mark.parametrize("fixture", ["builtin_groupnorm_softmax", "builtin_layernorm_gelu", "builtin_softmax",
+                                     "builtin_sum_reduction"])
+def test_the_lowered_forward_matches_the_reference(fixture, tmp_path):
+    analysis = analysis_for(fixture)
+    family = get_family(FAMILY)
+    assert family.applies(analysis) is None
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "_reduce_" in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
+def test_a_forward_without_reductions_is_left_to_the_pointwise_family():
+    assert "no reduction" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
+
+
+@pytest.mark.slow
+def test_full_guard_accepts_it():
+    analysis = analysis_for("builtin_groupnorm_softmax")
+    family = get_family(FAMILY)
+    assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
