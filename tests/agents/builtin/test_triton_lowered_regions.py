@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.agents.builtin.moves.gemm_nodes import find_gemms
 from kernelarc.agents.builtin.moves.triton_lowered_regions import find_reductions
 
 from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
@@ -35,8 +36,19 @@ def test_the_lowered_forward_matches_the_reference(fixture, tmp_path):
     assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
 
 
+@pytest.mark.parametrize("fixture", ["builtin_gemm_gelu_layernorm", "builtin_attention_matmul_softmax"])
+def test_gemms_are_generated_kernels_too(fixture, tmp_path):
+    """A Linear (a transposed weight read through its strides, a bias) and batched matmuls."""
+    analysis = analysis_for(fixture)
+    family = get_family(FAMILY)
+    assert find_gemms(analysis.lowered)
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "_gemm_" in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3,))
+
+
 def test_a_forward_without_reductions_is_left_to_the_pointwise_family():
-    assert "no reduction" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
+    assert "no reduction or GEMM" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
 
 
 @pytest.mark.slow
