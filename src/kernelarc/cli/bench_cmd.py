@@ -11,6 +11,7 @@ import typer
 
 from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console
 from kernelarc.cli.optimize_cmd import parse_backend_options
+from kernelarc.cli.report_cmd import announce_report
 
 
 @app.command("bench")
@@ -59,6 +60,7 @@ def bench_command(
         line = f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task"
         err_console.print(line, highlight=False)
     err_console.print(f"results: {out_dir / RESULTS_MD}", highlight=False)
+    announce_report(out_dir)
     if as_json:
         print((out_dir / "results.json").read_text())
     return EXIT_OK if all(r.status is RowStatus.COMPLETE for r in mine) else EXIT_NO_CORRECT

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console, fail
 from kernelarc.cli.progress import LiveProgress
+from kernelarc.cli.report_cmd import announce_report
 
 
 def parse_backend_options(pairs: list[str], *, model: str | None = None, config: Path | None = None) -> dict:
@@ -108,6 +109,7 @@ def optimize_command(
         with progress:
             result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
     summary = result.summary
+    announce_report(result.run_dir)
     if as_json:
         print(json.dumps(summary, default=str))
     else:
