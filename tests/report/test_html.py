@@ -128,6 +128,16 @@ def test_a_foreign_sqlite_file_is_refused(tmp_path):
         write_report(tmp_path)
 
 
+def test_a_broken_summary_is_one_user_error(run_dir, tmp_path):
+    import shutil
+
+    copy = tmp_path / "broken"
+    shutil.copytree(run_dir, copy)
+    (copy / "summary.json").write_text("{not json")
+    with pytest.raises(NotARunDirError, match="summary.json is not JSON"):
+        write_report(copy)
+
+
 def test_chart_axis_is_linear_for_a_narrow_span():
     points = [Point(1, 1.2, "KEEP", "a"), Point(2, None, "REJECT", "b"), Point(3, 2.0, "KEEP", "<c>")]
     svg = leaderboard_svg(points, [(1, 1.2), (2, 1.2), (3, 2.0)], points[2])

@@ -129,7 +129,10 @@ def load_campaign(run_dir: Path) -> dict[str, Any]:
     finally:
         conn.close()
     summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    try:
+        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    except ValueError as e:
+        raise NotARunDirError(f"{summary_path} is not JSON ({e})") from None
 
     chain: dict[int | None, float] = {None: 1.0}
     points, best_line, best, leader_changes = [], [], 1.0, []
