@@ -31,12 +31,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
 
 
+SHARED_ABSENT = "../shared is absent"
+"""The skip reason of every test that needs ../shared; the terminal summary counts them loudly."""
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     """../shared beside the checkout (third-party problems); tests using it skip when it is absent."""
     if not SHARED.is_dir():
-        pytest.skip("../shared is absent")
+        pytest.skip(SHARED_ABSENT)
     return SHARED
+
+
+def pytest_terminal_summary(terminalreporter):
+    """A run without ../shared passes with fewer tests: say how many, where nobody can miss it."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if SHARED_ABSENT in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_sep("!", f"{len(skipped)} tests SKIPPED because {SHARED_ABSENT} ({SHARED}): "
+                                        "the third-party problems they read were not checked", red=True, bold=True)
 
 
 def _has_cuda() -> bool:

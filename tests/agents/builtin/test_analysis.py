@@ -76,7 +76,7 @@ def test_shared_kernelbench_tasks_are_analysed_without_allocating_them(shared_di
     for relative, key, expected in SHARED_CASES:
         path = shared_dir / "kernelbench_examples" / relative
         if not path.is_file():
-            pytest.skip(f"{path} is absent")
+            pytest.skip(f"{path} is absent: ../shared is absent or partial")
         fact = analyze(load_task(path)).facts[key]
         assert {k: fact[k] for k in expected} == expected, relative
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
