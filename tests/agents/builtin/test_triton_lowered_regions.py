@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kernelarc.agents.builtin.moves import families_for, get_family
+from kernelarc.agents.builtin.moves.conv_nodes import find_convs
 from kernelarc.agents.builtin.moves.gemm_nodes import find_gemms
 from kernelarc.agents.builtin.moves.triton_lowered_regions import find_reductions
 
@@ -47,8 +48,22 @@ def test_gemms_are_generated_kernels_too(fixture, tmp_path):
     assert_matches_reference(move, analysis, tmp_path, seeds=(3,))
 
 
+@pytest.mark.parametrize("fixture", ["builtin_conv2d_strided_grouped", "builtin_conv3d", "builtin_conv_transpose1d",
+                                     "builtin_conv_transpose2d_grouped", "builtin_conv_depthwise",
+                                     "builtin_conv_pointwise_tail"])
+def test_convolutions_are_generated_kernels_too(fixture, tmp_path):
+    """1-D to 3-D, forward and transposed: stride, padding, dilation, groups, output padding, bias or none."""
+    analysis = analysis_for(fixture)
+    family = get_family(FAMILY)
+    assert family.applies(analysis) is None
+    assert find_convs(analysis.lowered)
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "_conv_" in move.source and "torch.ops.aten.convolution" not in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
 def test_a_forward_without_reductions_is_left_to_the_pointwise_family():
-    assert "no reduction or GEMM" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
+    assert "no reduction, GEMM" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
 
 
 @pytest.mark.slow

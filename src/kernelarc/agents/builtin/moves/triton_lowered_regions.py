@@ -1,13 +1,15 @@
 """Generated Triton kernels for the forward traced through ATen's decompositions: its pointwise runs
-(as triton_pointwise_regions writes them), its reductions and its GEMMs (gemm_nodes), each one kernel.
+(as triton_pointwise_regions writes them), its reductions, its GEMMs (gemm_nodes) and its convolutions
+(conv_nodes), each one kernel.
 
 Traced that way (`TaskAnalysis.lowered`), a GroupNorm, a LayerNorm, a BatchNorm, a softmax or a
 log-softmax is reductions (sum, mean, max, min, variance) and pointwise maths; a GEMM (`aten.mm`,
-`bmm`, `addmm`) is one generated kernel too; what has no generated form (a convolution, a pooling, an
-index) is replayed as the reference computes it. A reduction over any dims is one kernel: the host moves the reduced dims last (a copy only when they are not already), a program
-reduces one row in blocks, in fp32 (the variance in two passes over the row, as precise as the
-reference's), and the result takes the node's shape. Family `triton_lowered_regions`, strategy
-fusion. Imports neither torch nor triton. Budget: 200 lines.
+`bmm`, `addmm`) and a convolution of any rank (`aten.convolution`, transposed or not) are one
+generated kernel each; what has no generated form (a pooling, an index) is replayed as the reference computes it. A reduction over any dims is one kernel: the host
+moves the reduced dims last (a copy only when they are not already), a program reduces one row in
+blocks, in fp32 (the variance in two passes over the row, as precise as the reference's), and the
+result takes the node's shape. Family `triton_lowered_regions`, strategy fusion. Imports neither torch
+nor triton. Budget: 200 lines.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernelarc.agents.builtin.moves import gemm_nodes, register_family
+from kernelarc.agents.builtin.moves import conv_nodes, gemm_nodes, register_family
 from kernelarc.agents.builtin.moves.base import Move, OpNode, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, literal
 from kernelarc.agents.builtin.moves.triton_common import claim, dedupe, describe_params, launch_keywords
@@ -135,14 +137,16 @@ class TritonLoweredRegionsFamily:
         reason = emit_reason(lowered)
         if reason:
             return f"the decomposed forward cannot be written back: {reason}"
-        if not find_reductions(lowered) and not gemm_nodes.find_gemms(lowered):
-            return ("the decomposed forward has no reduction or GEMM to write (triton_pointwise_regions covers "
-                    "pointwise runs)")
+        if not (find_reductions(lowered) or gemm_nodes.find_gemms(lowered) or conv_nodes.find_convs(lowered)):
+            return ("the decomposed forward has no reduction, GEMM or convolution to write "
+                    "(triton_pointwise_regions covers pointwise runs)")
         return None
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        return dedupe([dict(BLOCK_SIZE=b, num_warps=w, gemm_m=m, gemm_n=n, gemm_k=k)
-                       for b, w, m, n, k in ((1024, 4, 64, 64, 32), (2048, 8, 128, 128, 32), (512, 4, 32, 64, 32))])
+        return dedupe([dict(BLOCK_SIZE=b, num_warps=w, gemm_m=m, gemm_n=n, gemm_k=k, conv_m=cm, conv_n=cn, conv_k=ck)
+                       for b, w, m, n, k, cm, cn, ck in ((1024, 4, 64, 64, 32, 128, 32, 32),
+                                                         (2048, 8, 128, 128, 32, 256, 64, 32),
+                                                         (512, 4, 32, 64, 32, 64, 32, 32))])
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         reason = self.applies(analysis)
@@ -151,23 +155,28 @@ class TritonLoweredRegionsFamily:
         lowered = analysis.lowered
         reductions = find_reductions(lowered)
         gemms = gemm_nodes.find_gemms(lowered)
+        convs = conv_nodes.find_convs(lowered)
         regions = find_regions(lowered)
         calls = {r.node.name: f"{r.kernel}_call({r.source})" for r in reductions}
         calls.update({g.node.name: g.call for g in gemms})
+        calls.update({c.node.name: c.call for c in convs})
         small = {k: v for k, v in params.items() if k in ("BLOCK_SIZE", "num_warps")}
         helpers = "\n\n".join([*(f"{kernel_source(r)}\n\n{wrapper_source(r, small)}" for r in reductions),
                                *(f"{gemm_nodes.kernel_source(g)}\n\n{gemm_nodes.wrapper_source(g, params)}"
                                  for g in gemms),
+                               *(f"{conv_nodes.kernel_source(c)}\n\n{conv_nodes.wrapper_source(c, params)}"
+                                 for c in convs),
                                *([regions_source(lowered, regions, small)] if regions else [])])
         ops = sum(r.ops for r in regions)
+        kernels = len(gemms) + len(convs) + len(reductions) + len(regions)
         doc = (f"Triton lowered regions: the forward traced through ATen's decompositions, its {len(gemms)} GEMM(s), "
-               f"{len(reductions)} reduction(s) and {ops} pointwise op(s) in "
-               f"{len(gemms) + len(reductions) + len(regions)} generated kernel(s); other ops as the reference "
-               f"computes them.\nPoint: {describe_params(params)}. Generated by kernelarc ({self.name}).")
+               f"{len(convs)} convolution(s), {len(reductions)} reduction(s) and {ops} pointwise op(s) in "
+               f"{kernels} generated kernel(s); other ops as the reference computes them.\n"
+               f"Point: {describe_params(params)}. Generated by kernelarc ({self.name}).")
         source = pytorch_module(lowered, doc=doc, body=forward_source(lowered, regions, calls), helpers=helpers,
                                 imports="import math\n" + TRITON_IMPORTS)
-        text = (f"{len(gemms)} GEMM(s), {len(reductions)} reduction(s) and {ops} pointwise op(s) of the decomposed "
-                "forward as Triton kernels")
+        text = (f"{len(gemms)} GEMM(s), {len(convs)} convolution(s), {len(reductions)} reduction(s) and {ops} "
+                "pointwise op(s) of the decomposed forward as Triton kernels")
         return Move(family=self.name, params=dict(params), source=source, claim=claim(text))
 
 
