@@ -9,6 +9,7 @@ import pytest
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.conv_nodes import find_convs
 from kernelarc.agents.builtin.moves.gemm_nodes import find_gemms
+from kernelarc.agents.builtin.moves.pool_nodes import find_pools
 from kernelarc.agents.builtin.moves.triton_lowered_regions import find_reductions
 
 from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
@@ -59,6 +60,19 @@ def test_convolutions_are_generated_kernels_too(fixture, tmp_path):
     assert find_convs(analysis.lowered)
     move = family.render(analysis, family.space(analysis)[0])
     assert "_conv_" in move.source and "torch.ops.aten.convolution" not in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
+@pytest.mark.parametrize(("fixture", "ops"), [("builtin_max_pool2d", ["max"]), ("builtin_avg_pool", ["avg", "avg"])])
+def test_poolings_are_generated_kernels_too(fixture, ops, tmp_path):
+    """Max with padding, dilation and ceil mode (indices unused); 1-D average counting the padding, 3-D
+    average in ceil mode without it."""
+    analysis = analysis_for(fixture)
+    family = get_family(FAMILY)
+    assert [p.op for p in find_pools(analysis.lowered)] == ops
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "_pool_" in move.source
+    assert not any(f"torch.ops.aten.{op}_pool" in move.source for op in ("max", "avg"))
     assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
 
 
