@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from kernelarc.guard.candidate import candidate_from_source
-from kernelarc.guard.judge import evaluate
+from kernelarc.guard.cutoff import Cutoff, EvaluationCut
+from kernelarc.guard.devlock import device_lock
+from kernelarc.guard.judge import Judge, evaluate
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import KILL_GRACE_S
 from kernelarc.guard.types import Evaluation, Status, Verdict
@@ -106,3 +108,31 @@ def test_exit_handler_of_the_candidate_never_holds_the_caller(relu_task):
     ev = _judge(relu_task, "faults/exit_hang.py")
     assert ev.status is Status.PASSED, ev.reason + ev.log_tail
     assert time.monotonic() - started < 60  # the handler sleeps 600 s
+
+
+def test_a_cutoff_ends_an_evaluation_in_flight_without_a_verdict(relu_task):
+    """The caller's cutoff (a campaign's time limit, a second Ctrl-C) kills the sides mid-stage and
+    raises EvaluationCut: neither a TIMEOUT nor any other status of the candidate."""
+    candidate = candidate_from_source((CANDIDATES / "faults" / "forward_loop.py").read_text(), relu_task)
+    cutoff = Cutoff(time.monotonic() + HANG_S, why="the time limit (test) passed")
+    started = time.monotonic()
+    with Judge(relu_task, warm=False) as judge:
+        with pytest.raises(EvaluationCut, match="the time limit"):
+            judge.evaluate(candidate, device="cpu", settings=SETTINGS, trusted=True, cutoff=cutoff)
+        assert not judge._references  # a reference side cut mid-request is never reused
+    assert time.monotonic() - started < SETTINGS.compile_timeout_s  # the 60 s stage deadline never came
+
+
+def test_a_cutoff_ends_the_wait_for_a_busy_device(relu_task, tmp_path):
+    candidate = candidate_from_source((CANDIDATES / "faults" / "forward_loop.py").read_text(), relu_task)
+    with device_lock("cpu", tmp_path), Judge(relu_task, warm=False, lock_dir=tmp_path) as judge:
+        with pytest.raises(EvaluationCut):
+            judge.evaluate(candidate, device="cpu", settings=SETTINGS, trusted=True,
+                           cutoff=Cutoff(time.monotonic() + 0.5))
+
+
+def test_task_inputs_beyond_memory_are_an_invalid_reference(relu_task):
+    huge = load_task(FIXTURES / "tasks" / "huge_inputs.py")
+    candidate = candidate_from_source((CANDIDATES / "honest_torch.py").read_text(), huge)
+    ev = evaluate(huge, candidate, device="cpu", settings=SETTINGS)
+    assert ev.status is Status.INVALID_REFERENCE and "out of host memory" in ev.reason, ev.reason

@@ -14,7 +14,7 @@ _EXPORTS = {
     "GuardInternalError": "judge", "evaluate": "judge", "resolve_device": "judge", "Judge": "judge",
     "isolation": "judge", "Isolation": "judge", "SandboxRequired": "judge",
     "GateFinding": "gate", "check_candidate": "gate", "check_source": "gate",
-    "GuardSettings": "settings",
+    "GuardSettings": "settings", "Cutoff": "cutoff", "EvaluationCut": "cutoff",
     "Evaluation": "types", "Status": "types", "TimingMethod": "types", "Verdict": "types", "WorkloadResult": "types",
 }
 

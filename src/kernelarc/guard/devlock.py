@@ -18,6 +18,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from kernelarc.guard.cutoff import Cutoff
 from kernelarc.paths import user_cache_dir
 
 
@@ -36,16 +37,33 @@ def device_id(device: str) -> str:
     return f"gpu-{uuid}" if uuid is not None else f"cuda-{index}"
 
 
+POLL_S = 0.1
+"""How often a wait with a cutoff tries the lock again."""
+
+
 @contextmanager
-def device_lock(device: str, directory: Path | None = None):
-    """Hold `device`'s lock for the block; yields the seconds spent waiting for it."""
+def device_lock(device: str, directory: Path | None = None, cutoff: Cutoff | None = None):
+    """Hold `device`'s lock for the block; yields the seconds spent waiting for it.
+
+    Raises:
+        EvaluationCut: `cutoff` passed while waiting (another process held the lock).
+    """
     folder = directory or lock_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', device_id(device))}.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         t0 = time.monotonic()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if cutoff is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    cutoff.check()
+                    time.sleep(POLL_S)
         yield time.monotonic() - t0
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)

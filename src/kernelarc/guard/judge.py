@@ -23,6 +23,7 @@ from kernelarc.errors import DeviceError, UserError
 from kernelarc.guard import sandbox
 from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.candidate import Candidate, needs_build
+from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.devlock import device_lock
 from kernelarc.guard.gate import check_candidate
 from kernelarc.guard.scrub import blank_own_environment_block, scrub
@@ -150,11 +151,17 @@ class Judge:
         self.close()
 
     def evaluate(self, candidate: Candidate, incumbent: Candidate | None = None, *, device: str = "auto",
-                 settings: GuardSettings | None = None, trusted: bool = False) -> Evaluation:
+                 settings: GuardSettings | None = None, trusted: bool = False,
+                 cutoff: Cutoff | None = None) -> Evaluation:
         """Judge `candidate` against `incumbent` (the reference when None) on every workload.
 
         Args:
             trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
+            cutoff: the caller's deadline (a campaign's time limit, a second Ctrl-C): once it passes,
+                the wait for the device lock or a side ends, the evaluation's sides are killed.
+
+        Raises:
+            EvaluationCut: `cutoff` passed before the verdict (nothing is known of the candidate).
         """
         settings = settings or GuardSettings()
         started = time.monotonic()
@@ -167,11 +174,14 @@ class Judge:
                 static_rule=finding.rule, static_line=finding.line, wall_s=time.monotonic() - started,
             )
         rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
-        with device_lock(device, self.lock_dir) as waited:
+        if cutoff is not None:
+            cutoff.check()
+        with device_lock(device, self.lock_dir, cutoff) as waited:
             self.lock_waited_s += waited
-            return self._run(candidate, incumbent, device, settings, Seeds(rng), started)
+            return self._run(candidate, incumbent, device, settings, Seeds(rng), started, cutoff)
 
-    def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None) -> bool:
+    def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None,
+                 cutoff: Cutoff | None = None) -> bool:
         """Build a C++ or CUDA candidate's extensions in a GPU-less side, outside any device lock, and
         keep them in the build cache: its evaluation then loads them instead of building on the GPU's
         time, and several candidates build at once while one is timed (issue 15). True when it ran.
@@ -186,9 +196,9 @@ class Judge:
             restored = self.build_cache.restore(side.extensions, candidate)
             deadline = time.monotonic() + settings.compile_timeout_s
             task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
-            side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline)
+            side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline, cutoff=cutoff)
             side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate"},
-                         deadline=deadline)
+                         deadline=deadline, cutoff=cutoff)
         except SideFailure:
             pass
         finally:
@@ -207,13 +217,13 @@ class Judge:
         return self.pool.take(device), True
 
     def _run(self, candidate: Candidate, incumbent: Candidate | None, device: str, settings: GuardSettings,
-             seeds: Seeds, started: float) -> Evaluation:
+             seeds: Seeds, started: float, cutoff: Cutoff | None = None) -> Evaluation:
         ref, fresh_ref = self._reference(device)
         cand = self.pool.take(device)
         inc = self.pool.take(device) if incumbent is not None else None
         restored = self._restore_builds(cand, candidate, inc, incumbent)
         session = Session(self.task, device=device, settings=settings, seeds=seeds,
-                          reference=ref, candidate=cand, incumbent=inc)
+                          reference=ref, candidate=cand, incumbent=inc, cutoff=cutoff)
         ref_ok = False
         try:
             session.enter("reference", settings.reference_timeout_s)
@@ -238,6 +248,12 @@ class Judge:
             session.finish()
             ref_ok = ref_ok and f.status != "INVALID_REFERENCE"
             return self._failed(session, f, device, started)
+        except EvaluationCut:  # every side may be mid-request: none is asked anything again
+            ref_ok = False
+            for side in (cand, inc, ref):
+                if side is not None:
+                    side.kill()
+            raise
         finally:
             if self.build_cache is not None:
                 self.build_cache.keep(cand.extensions, candidate, restored)

@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.replies import CallReply, Described, SpecsReply, TimeReply
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
@@ -100,8 +101,11 @@ class Side:
 
 class Session:
     def __init__(self, task: Task, *, device: str, settings: GuardSettings, seeds: Seeds,
-                 reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None):
+                 reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None,
+                 cutoff: Cutoff | None = None):
         self.task = task
+        self.cutoff = cutoff
+        """The caller's cutoff (guard/cutoff.py): every wait ends when it passes, with EvaluationCut."""
         self.device = device
         self.on_cuda = device != "cpu"
         self.settings = settings
@@ -123,6 +127,8 @@ class Session:
     def enter(self, stage: str, limit_s: float) -> None:
         import time
 
+        if self.cutoff is not None and stage != "done":
+            self.cutoff.check()
         now = time.monotonic()
         if self._stage_start is not None:
             self.stage_seconds[self.stage] = self.stage_seconds.get(self.stage, 0.0) + now - self._stage_start
@@ -132,10 +138,17 @@ class Session:
         self.enter("done", 0.0)
 
     def ask(self, side: Side, header: dict, *, workload: str | None = None) -> Reply:
-        """One request; a side's failure becomes the evaluation's Failure, worded for its role."""
+        """One request; a side's failure becomes the evaluation's Failure, worded for its role.
+
+        Raises:
+            Failure: the evaluation ends with a status.
+            EvaluationCut: the caller's cutoff passed (no status: nobody's failure).
+        """
         try:
-            reply = side.process.request(header, deadline=self.deadline)
+            reply = side.process.request(header, deadline=self.deadline, cutoff=self.cutoff)
         except SideFailure as f:
+            if f.kind == "cut":
+                raise EvaluationCut(f.detail) from None
             raise self._side_failure(side, f, workload) from None
         h = reply.header
         if h.get("ok") is True:
@@ -175,16 +188,21 @@ class Session:
     def _side_failure(self, side: Side, f: SideFailure, workload: str | None) -> Failure:
         if side.role == "reference":
             if f.kind == "timeout":
-                return Failure("INVALID_REFERENCE", f"the reference timed out ({self.settings.reference_timeout_s:g} s "
-                                                    f"deadline of stage {self.stage})", workload)
+                limit = self.settings.reference_timeout_s if self.stage == "reference" else self.settings.run_timeout_s
+                which = "reference" if self.stage == "reference" else "run"
+                return Failure("INVALID_REFERENCE", f"the reference timed out during {self.stage} ({limit:g} s {which} "
+                                                    "deadline; --timeout sets it)", workload)
             return Failure("INVALID_REFERENCE", f"the reference side {f.detail} during {self.stage}", workload)
         who = "the incumbent" if side.role == "incumbent" else "the candidate"
         if f.kind == "timeout":
             if self.stage == "compile":
                 return Failure("COMPILE_ERROR", f"timed out while importing or building {who} "
-                                                f"({self.settings.compile_timeout_s:g} s compile deadline)", workload)
-            limit = self.settings.compile_timeout_s if self.stage == "first_call" else self.settings.run_timeout_s
-            return Failure("TIMEOUT", f"{who} timed out during {self.stage} ({limit:g} s deadline)", workload)
+                                                f"({self.settings.compile_timeout_s:g} s compile deadline; --timeout "
+                                                "sets it)", workload)
+            which = "compile" if self.stage == "first_call" else "run"
+            limit = self.settings.compile_timeout_s if which == "compile" else self.settings.run_timeout_s
+            return Failure("TIMEOUT", f"{who} timed out during {self.stage} ({limit:g} s {which} deadline; --timeout "
+                                      "sets it)", workload)
         if f.kind == "protocol":
             return Failure("REWARD_HACK", f"{who}'s side sent a reply no honest side writes ({f.detail})", workload)
         if f.kind == "memory":

@@ -71,6 +71,14 @@ class GuardSettings(BaseModel):
     """Device memory for the inputs and kept outputs of one timed block: each call gets inputs drawn fresh
     for it, so a block holds as many calls as fit (at most 50)."""
 
+    @staticmethod
+    def deadlines(timeout_s: float | None) -> dict[str, float]:
+        """The stage deadlines `--timeout SECONDS` sets: compile and run to it, the reference's to twice it
+        (the defaults keep that ratio); nothing when None."""
+        if timeout_s is None:
+            return {}
+        return {"compile_timeout_s": timeout_s, "run_timeout_s": timeout_s, "reference_timeout_s": 2 * timeout_s}
+
     def timed_iterations(self, on_cuda: bool, call_s: float = 0.0) -> int:
         """Timed calls per side on this kind of device, for calls taking about `call_s` seconds."""
         if not on_cuda:

@@ -54,6 +54,8 @@ class Side:
         self.device = torch.device(device)
         self.on_cuda = self.device.type == "cuda"
         self.runtime = None
+        self.task_status = "RUNTIME_ERROR"
+        """The status of a failure of the task's own code here (INVALID_REFERENCE on the reference side)."""
         self.callee = None
         self.workdir = Path.cwd()
         self.captured: list[list] = []
@@ -94,7 +96,9 @@ class Side:
             raise CandidateFailure(status, one_line(e)) from None
 
     def inputs(self, uuid: str, seed: int) -> list:
-        return self.runtime.make_inputs(self.runtime.task.workload(uuid), seed)
+        """The task's inputs of `seed`: task code, so its failure (out of memory, an error) is the
+        reference's on the reference side, never a bug of ours."""
+        return self.guarded(self.task_status, self.runtime.make_inputs, self.runtime.task.workload(uuid), seed)
 
     def specs(self, header: dict) -> list:
         return [(tuple(s["shape"]), getattr(self.torch, s["dtype"])) for s in header.get("specs", [])]
@@ -112,8 +116,8 @@ class Side:
         from kernelarc.task.runtime import TaskRuntime
 
         task = Task.model_validate({**h["task"], "definition": h["definition"]})
-        status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
-        self.runtime = self.guarded(status, TaskRuntime, task, self.device)
+        self.task_status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
+        self.runtime = self.guarded(self.task_status, TaskRuntime, task, self.device)
         return {}
 
     def op_load(self, h: dict) -> dict:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelarc.guard import sandbox, wire
+from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.scrub import scrub
 
 ENV_ALLOWLIST = (
@@ -51,7 +52,8 @@ class SideFailure(Exception):
     """A side did not answer a request properly; `kind` says how."""
 
     kind: str
-    """`timeout`, `died`, `protocol` (a malformed or oversized reply) or `memory` (over its cap)."""
+    """`timeout`, `died`, `protocol` (a malformed or oversized reply), `memory` (over its cap) or `cut`
+    (the caller's cutoff passed: no fault of the side's)."""
     detail: str
 
     def __str__(self) -> str:
@@ -143,20 +145,31 @@ class SideProcess:
     def mailbox_size(self) -> int:
         return os.fstat(self.mailbox).st_size
 
-    def request(self, header: dict, *, deadline: float) -> Reply:
-        """Send one request and wait for its reply until `deadline` (time.monotonic()).
+    def request(self, header: dict, *, deadline: float, cutoff: Cutoff | None = None) -> Reply:
+        """Send one request and wait for its reply until `deadline` (time.monotonic()), or until the
+        caller's `cutoff` passes (checked every WATCH_INTERVAL_S: it may move while the side works).
 
         Raises:
-            SideFailure: the side timed out, died, broke the protocol or outgrew its memory cap.
+            SideFailure: the side timed out, died, broke the protocol or outgrew its memory cap; kind
+                `cut` when the cutoff passed first (the side is then in no state to be asked again).
         """
         t0 = time.perf_counter()
         try:
             wire.send(self._cmd_w, header)
         except (BrokenPipeError, OSError):
             raise self._died() from None
+
+        def watch() -> None:
+            if cutoff is not None and cutoff.passed():
+                raise SideFailure("cut", cutoff.why)
+            self._watch()
+
         try:
-            header_back = wire.receive(self._reply_r, deadline=deadline, on_wait=self._watch, wait_s=WATCH_INTERVAL_S)
+            header_back = wire.receive(self._reply_r, deadline=deadline if cutoff is None else cutoff.bound(deadline),
+                                       on_wait=watch, wait_s=WATCH_INTERVAL_S)
         except wire.WireTimeout:
+            if cutoff is not None and cutoff.passed():
+                raise SideFailure("cut", cutoff.why) from None
             raise SideFailure("timeout", f"no reply to {header.get('op')!r} in time") from None
         except wire.WireError as e:
             if self.proc.poll() is not None or str(e) == "closed":
