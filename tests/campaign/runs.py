@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import pytest
 from filelock import FileLock
 
 from kernelarc.agents import Proposal, ScriptedAgent, Step, register_backend
@@ -142,6 +143,10 @@ def shared_run(tmp_path_factory, name: str, build: Callable[[Path, Path], None])
         if not done.exists():
             shutil.rmtree(run.run_dir.parent, ignore_errors=True)  # a build that failed in another worker
             run.home.mkdir(parents=True)
-            build(run.run_dir, run.home)
+            # Session fixtures are set up before the autouse KERNELARC_HOME of the test that asks first:
+            # without this, the build used the user's real cache (and queued on its device lock).
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("KERNELARC_HOME", str(run.home))
+                build(run.run_dir, run.home)
             done.touch()
     return run

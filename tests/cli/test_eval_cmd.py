@@ -114,3 +114,38 @@ def test_installed_console_script(tmp_path):
     data = _assert_one_json_evaluation(result.stdout)
     assert (data["verdict"], data["status"]) == ("REJECT", "INCORRECT_NUMERICAL")
     assert "Traceback" not in result.stderr
+
+
+INVALID_REFERENCES = [
+    pytest.param("raising_reference.py", "RuntimeError: this reference always fails", id="raises"),
+    pytest.param("nan_reference.py", "has NaN/Inf", id="nan"),
+    pytest.param("huge_inputs.py", "out of host memory", id="out-of-memory"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "words"), INVALID_REFERENCES)
+def test_a_reference_that_cannot_run_is_one_line_and_exit_2(capsys, task, words):
+    code, out, err = _run(capsys, str(TASKS / task), HONEST, *FAST, "--json")
+    assert code == 2 and json.loads(out)["status"] == "INVALID_REFERENCE"
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"kernelarc: error: INVALID_REFERENCE: the reference of {Path(task).stem} cannot be judged")
+    assert words in err
+
+
+@pytest.mark.slow
+def test_timeout_sets_the_stage_deadlines_and_a_timeout_names_its_deadline(capsys):
+    code, out, err = _run(capsys, RELU, str(CANDIDATES / "faults" / "forward_loop.py"), *FAST, "--timeout", "3",
+                          "--json")
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "TIMEOUT"
+    assert "the candidate timed out during first_call (3 s compile deadline; --timeout sets it)" in result["reason"]
+
+
+def test_timeout_maps_onto_every_stage_deadline():
+    from kernelarc.campaign import CampaignOptions
+    from kernelarc.guard.settings import GuardSettings
+
+    settings = CampaignOptions(timeout_s=7).guard_settings()
+    assert (settings.compile_timeout_s, settings.run_timeout_s, settings.reference_timeout_s) == (7, 7, 14)
+    assert CampaignOptions().guard_settings() == GuardSettings()

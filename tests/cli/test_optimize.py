@@ -23,13 +23,14 @@ def test_time_limit_stops_and_json_prints_the_summary(tmp_path, capsys):
     run_dir = tmp_path / "run"
     code = run_app(["optimize", str(SLOW_SUM), *ROBUST_ARGS, "--time-limit", "1", "--out", str(run_dir), "--json"])
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 1  # no correct candidate: not even a baseline was judged
     summary = json.loads(out)  # stdout holds the summary and nothing else
     assert summary == json.loads((run_dir / "summary.json").read_text())
-    # judging the eager baseline alone outlasts one second: no agent was asked for a candidate
+    # judging the eager baseline alone outlasts one second: it was cut, and no agent was asked for a candidate
     assert summary["stop_reason"] == "time_limit" and summary["candidates"] == 0
     assert [a["steps"] for a in summary["agents"]] == [0, 0]
-    assert summary["best"]["agent"] == "baseline:eager"
+    assert summary["best"] is None and summary["baselines"]["eager"] is None
+    assert summary["stop_detail"] == "the time limit (1 s) passed: baseline(s) eager not judged"
     assert open_store(run_dir).get_meta().stop_reason == "time_limit"
     assert "budget left" not in err  # no live table when stderr is not a terminal
 

@@ -68,6 +68,8 @@ class BenchOptions(BaseModel):
     """Correctness rounds per workload (None: the task's default)."""
     timing: Literal["auto", "device", "wall"] = "auto"
     """Which latency decides (GuardSettings.timing)."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """`--timeout`: each evaluation's compile and run deadlines (GuardSettings.deadlines); None: the guard's."""
 
     @field_validator("memory")
     @classmethod
@@ -80,7 +82,7 @@ class BenchOptions(BaseModel):
             agents=self.agents, backend=self.backend, backend_options=self.backend_options, budget=self.budget,
             time_limit_s=self.time_limit_s, memory=self.memory, longterm=self.longterm, device=self.device,
             seed=self.seed, compile_baseline=self.compile_baselines, rounds=self.rounds, timing=self.timing,
-            unsafe_no_sandbox=self.unsafe_no_sandbox)
+            timeout_s=self.timeout_s, unsafe_no_sandbox=self.unsafe_no_sandbox)
 
     def arm_options(self, arm: Arm, seed_index: int) -> CampaignOptions:
         """The options of one ablation campaign: `arm` at seed `seed + seed_index`, never long-term memory
@@ -93,7 +95,9 @@ class BenchOptions(BaseModel):
 
 def options_key(campaign: CampaignOptions, max_autotune: bool) -> str:
     """Fingerprint of everything that decides a row: a stored row with another key is run again."""
-    text = json.dumps({"campaign": campaign.model_dump(mode="json"), "max_autotune": max_autotune}, sort_keys=True)
+    unset = {"timeout_s"} if campaign.timeout_s is None else set()  # keys of rows stored before --timeout existed hold
+    text = json.dumps({"campaign": campaign.model_dump(mode="json", exclude=unset), "max_autotune": max_autotune},
+                      sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

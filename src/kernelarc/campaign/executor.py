@@ -18,6 +18,7 @@ from typing import Protocol
 
 from kernelarc.guard import Candidate, Evaluation, GuardSettings
 from kernelarc.guard.build_cache import BuildCache
+from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.judge import Isolation, Judge
 from kernelarc.task.model import Task
 
@@ -32,7 +33,8 @@ class Executor(Protocol):
     devices: list[str]
 
     async def evaluate(self, candidate: Candidate, incumbent: Candidate | None, *, slot: int, seed: int,
-                       trusted: bool = False) -> Evaluation: ...
+                       trusted: bool = False, cutoff: Cutoff | None = None) -> Evaluation:
+        """The candidate's evaluation; EvaluationCut when `cutoff` passed first (its processes ended)."""
 
     def close(self) -> None: ...
 
@@ -52,16 +54,18 @@ class LocalExecutor:
         """Seconds each device's lock was held (evaluations, waits for other processes included)."""
 
     async def evaluate(self, candidate: Candidate, incumbent: Candidate | None, *, slot: int, seed: int,
-                       trusted: bool = False) -> Evaluation:
+                       trusted: bool = False, cutoff: Cutoff | None = None) -> Evaluation:
         device = self.devices[slot % len(self.devices)]
         settings = self.settings.model_copy(update={"seed": seed})
         if device != "cpu":  # builds on the CPU while another candidate holds the GPU (the CPU has no such slack)
-            await asyncio.to_thread(self.judge.prebuild, candidate, settings)
+            await asyncio.to_thread(self.judge.prebuild, candidate, settings, cutoff)
         async with self._locks[device]:
+            if cutoff is not None:
+                cutoff.check()
             t0 = time.monotonic()
             try:
                 return await asyncio.to_thread(self.judge.evaluate, candidate, incumbent, device=device,
-                                               settings=settings, trusted=trusted)
+                                               settings=settings, trusted=trusted, cutoff=cutoff)
             finally:
                 self.lock_held_s[device] += time.monotonic() - t0
 

@@ -12,6 +12,13 @@ Because registration and recording happen in agent order and input seeds derive 
 seed and the candidate, the same seed and the same proposals give the same decisions. The store is
 the only state that outlives a round, so a campaign killed at any point resumes from it: candidates
 registered but never judged are evaluated first, and nothing is counted twice.
+
+Stopping: the time limit is a cutoff (guard/cutoff.py) passed down to every evaluation, so one in
+flight when it passes is cut (its sides killed) and left pending, never counted as the candidate's
+failure. A new round starts only while the time left exceeds what the final head-to-head timings
+are expected to take. `interrupt()` (a first Ctrl-C) lets the evaluations in flight finish and starts
+nothing new; `cutoff.now()` (a second) cuts them. A campaign whose baselines all fail stops before
+any agent is asked: nothing could be judged against that reference.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kernelarc.agents.protocol import (
@@ -36,8 +44,9 @@ from kernelarc.campaign.executor import Executor, evaluation_seed
 from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.campaign.plateau import PlateauAction, after_verdict
 from kernelarc.errors import UserError
-from kernelarc.guard import Candidate, Evaluation, Verdict, candidate_from_source
+from kernelarc.guard import Candidate, Evaluation, Status, Verdict, candidate_from_source
 from kernelarc.guard.candidate import stored_candidate
+from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.scrub import scrub
 from kernelarc.memory import LongTermMemory, Store
 from kernelarc.memory.records import AgentState, CandidateRecord, EvaluationRecord
@@ -96,8 +105,21 @@ class Campaign:
 
     def __init__(self, task: Task, options: CampaignOptions, store: Store, executor: Executor,
                  slots: list[AgentSlot], longterm: LongTermMemory | None, on_progress=None,
-                 spent_usd: Callable[[], float] = lambda: 0.0):
+                 spent_usd: Callable[[], float] = lambda: 0.0, cutoff: Cutoff | None = None):
         self.task = task
+        self.cutoff = cutoff or Cutoff()
+        """Every evaluation's cutoff: the time limit, or now after a second Ctrl-C."""
+        self.interrupted = False
+        """A first Ctrl-C: finish what is in flight, start nothing new."""
+        self.cut: list[int] = []
+        """Candidates whose evaluation was cut (left pending for a resume)."""
+        self.unjudged_baselines: list[str] = []
+        """Baselines whose evaluation was cut, or never started because the run stopped first."""
+        self.stop_detail: str | None = None
+        """One line on why the campaign stopped, when the reason alone does not say it."""
+        self.in_flight: dict[str, None] = {}
+        """What the campaign waits for now, in words (evaluations, proposals, final timings)."""
+        self._limit_at: float | None = None
         self.options = options
         self.store = store
         self.executor = executor
@@ -118,19 +140,85 @@ class Campaign:
     # -- the loop ------------------------------------------------------------------------------
     async def run(self) -> StopReason:
         started = time.monotonic()
+        if self.options.time_limit_s is not None:
+            self._limit_at = started + self.options.time_limit_s
+            if not self.halted():
+                self.cutoff.at, self.cutoff.why = self._limit_at, f"the time limit ({self.options.time_limit_s:g} s) passed"
         await self._evaluate_baselines()
-        await self._finish_pending()
-        while (reason := self._stop_reason(started)) is None:
+        reason = self._baselines_failed()
+        if reason is None:
+            await self._finish_pending()
+        while reason is None and (reason := self._stop_reason()) is None:
             self.round += 1
-            proposals = await asyncio.gather(*(self._propose(s) for s in self._active()))
+            with self.busy(f"the agents' proposals of round {self.round}"):
+                proposals = await asyncio.gather(*(self._propose(s) for s in self._active()))
             submissions = self._register([p for p in proposals if p is not None])
+            if self.halted():  # registered and left pending: a resumed run judges them first
+                self.cut += [sub.candidate_id for sub in submissions]
+                continue
             await asyncio.gather(*(self._evaluate(sub) for sub in submissions))
-            await asyncio.gather(*(self._reflect(sub) for sub in submissions))
-            for sub in submissions:
+            judged = [sub for sub in submissions if sub.evaluation is not None]
+            await asyncio.gather(*(self._reflect(sub) for sub in judged))
+            for sub in judged:
                 self._record(sub)
             self.on_progress(self.progress())
-        self.store.log_event("stop", payload={"reason": reason.value, "round": self.round})
+        if self.stop_detail is None and (self.cut or self.unjudged_baselines):
+            self.stop_detail = self._cut_detail()
+        self.store.log_event("stop", payload={"reason": reason.value, "round": self.round, "detail": self.stop_detail,
+                                              "cut": self.cut, "unjudged_baselines": self.unjudged_baselines})
         return reason
+
+    # -- stopping ------------------------------------------------------------------------------
+    def interrupt(self) -> None:
+        """A first Ctrl-C: let the evaluations in flight finish, start nothing new, skip the final timings."""
+        self.interrupted = True
+
+    def halted(self) -> bool:
+        """Interrupted or cut: nothing new is started."""
+        return self.interrupted or self.cutoff.passed()
+
+    @contextmanager
+    def busy(self, what: str):
+        """Mark `what` as in flight (for the message of a Ctrl-C)."""
+        self.in_flight[what] = None
+        try:
+            yield
+        finally:
+            self.in_flight.pop(what, None)
+
+    def waiting_for(self) -> str:
+        return ", ".join(self.in_flight) or "nothing (stopping)"
+
+    def _cut_detail(self) -> str:
+        parts = []
+        if self.unjudged_baselines:
+            parts.append(f"baseline(s) {', '.join(self.unjudged_baselines)} not judged")
+        if self.cut:
+            parts.append(f"candidate(s) {', '.join(f'#{c}' for c in self.cut)} left pending (judged first on --resume)")
+        why = self.cutoff.why if self.cutoff.passed() else "interrupted (Ctrl-C)"
+        return f"{why}: {'; '.join(parts)}"
+
+    def _baselines_failed(self) -> StopReason | None:
+        """INVALID_REFERENCE or BASELINES_FAILED when every baseline was judged and none passed."""
+        records = {name: self.store.evaluation(cid) for name, cid in self.baselines.items()}
+        invalid = next((r for r in records.values() if r is not None
+                        and r.evaluation.status is Status.INVALID_REFERENCE), None)
+        if invalid is not None:
+            self.stop_detail = invalid.evaluation.reason
+            return StopReason.INVALID_REFERENCE
+        if not records or any(r is None or r.evaluation.correct for r in records.values()):
+            return None
+        self.stop_detail = "; ".join(f"{name}: {r.evaluation.status.value} ({r.evaluation.reason})"
+                                     for name, r in records.items())
+        return StopReason.BASELINES_FAILED
+
+    def finals_reserve_s(self) -> float:
+        """Seconds the final head-to-head timings are expected to take: one evaluation (the median so
+        far) per correct baseline; 0 before anything was measured."""
+        walls = [r.evaluation.wall_s for r in self.store.evaluations() if r.evaluation.wall_s]
+        correct = sum(1 for cid in self.baselines.values()
+                      if (r := self.store.evaluation(cid)) is not None and r.evaluation.correct)
+        return correct * sorted(walls)[len(walls) // 2] if walls else 0.0
 
     # -- 1. propose ----------------------------------------------------------------------------
     async def _propose(self, slot: AgentSlot) -> tuple[AgentSlot, AgentContext, Proposal | IdleStep] | None:
@@ -248,10 +336,16 @@ class Campaign:
 
     # -- 3. evaluate ---------------------------------------------------------------------------
     async def _evaluate(self, sub: Submission) -> None:
+        """The submission's evaluation; None when it was cut (the candidate stays pending)."""
         incumbent = self.candidate(sub.incumbent_id) if sub.incumbent_id is not None else None
-        sub.evaluation = await self.executor.evaluate(
-            sub.candidate, incumbent, slot=sub.slot.index,
-            seed=evaluation_seed(self.options.seed, sub.candidate, incumbent))
+        try:
+            with self.busy(f"candidate #{sub.candidate_id} ({sub.slot.id})"):
+                sub.evaluation = await self.executor.evaluate(
+                    sub.candidate, incumbent, slot=sub.slot.index,
+                    seed=evaluation_seed(self.options.seed, sub.candidate, incumbent), cutoff=self.cutoff)
+        except EvaluationCut as e:
+            self.cut.append(sub.candidate_id)
+            self.store.log_event("cut", sub.slot.id, {"candidate_id": sub.candidate_id, "why": str(e)})
 
     def candidate(self, candidate_id: int) -> Candidate:
         """A stored candidate, ready for the guard."""
@@ -304,10 +398,22 @@ class Campaign:
                                               strategy=BASELINE_STRATEGY, claim=f"baseline: {name}",
                                               language="pytorch", kind=cand.kind.value)
             self.baselines[name] = cid
-            if self.store.evaluation(cid) is None:
-                ev = await self.executor.evaluate(cand, None, slot=0, seed=evaluation_seed(self.options.seed, cand, None),
-                                                  trusted=True)
-                self.store.record_verdict(cid, ev, against_incumbent_id=None)
+            if self.store.evaluation(cid) is not None:
+                continue
+            if self._baselines_failed() is StopReason.INVALID_REFERENCE:  # the same reference: no use judging it again
+                continue
+            if self.halted() or self.unjudged_baselines:
+                self.unjudged_baselines.append(name)
+                continue
+            try:
+                with self.busy(f"the {name} baseline"):
+                    ev = await self.executor.evaluate(cand, None, slot=0, trusted=True, cutoff=self.cutoff,
+                                                      seed=evaluation_seed(self.options.seed, cand, None))
+            except EvaluationCut as e:
+                self.unjudged_baselines.append(name)
+                self.store.log_event("cut", payload={"baseline": name, "why": str(e)})
+                continue
+            self.store.record_verdict(cid, ev, against_incumbent_id=None)
 
     async def _finish_pending(self) -> None:
         """Resume: judge candidates that were registered but never judged (the run was killed)."""
@@ -324,9 +430,13 @@ class Campaign:
                                       self.store.agent(slot.id).state.incumbent_id))
         if pending:
             self.store.log_event("resume", payload={"pending": [p.candidate_id for p in pending]})
+        if self.halted():
+            self.cut += [sub.candidate_id for sub in pending]
+            return
         await asyncio.gather(*(self._evaluate(sub) for sub in pending))
-        await asyncio.gather(*(self._reflect(sub) for sub in pending))
-        for sub in pending:
+        judged = [sub for sub in pending if sub.evaluation is not None]
+        await asyncio.gather(*(self._reflect(sub) for sub in judged))
+        for sub in judged:
             self._record(sub)
 
     # -- state queries -------------------------------------------------------------------------
@@ -385,10 +495,14 @@ class Campaign:
         board = self.leaderboard()
         return board[0] if board else None
 
-    def _stop_reason(self, started: float) -> StopReason | None:
+    def _stop_reason(self) -> StopReason | None:
+        if self.interrupted:
+            return StopReason.INTERRUPTED
+        if self.cutoff.passed():
+            return StopReason.TIME_LIMIT
         if self.budget_left() <= 0:
             return StopReason.BUDGET
-        if self.options.time_limit_s is not None and time.monotonic() - started >= self.options.time_limit_s:
+        if self._limit_at is not None and time.monotonic() + self.finals_reserve_s() >= self._limit_at:
             return StopReason.TIME_LIMIT
         if not self._active():
             return StopReason.ALL_RETIRED

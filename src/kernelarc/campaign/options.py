@@ -24,6 +24,13 @@ class StopReason(str, Enum):
     """Every agent was retired (plateaus, nothing more to try, or repeated failures)."""
     MAX_COST = "max_cost"
     """LLM backends: `--max-cost` dollars were spent."""
+    INTERRUPTED = "interrupted"
+    """Ctrl-C: once, after the evaluations in flight; twice, at once (they are left pending)."""
+    INVALID_REFERENCE = "invalid_reference"
+    """A baseline got INVALID_REFERENCE: the reference cannot run (an error, out of memory, a deadline)
+    or gives NaN/Inf, so nothing can be judged against it. No agent was asked."""
+    BASELINES_FAILED = "baselines_failed"
+    """Every baseline failed (e.g. past a deadline): no candidate could be judged. No agent was asked."""
 
 
 class CampaignOptions(BaseModel):
@@ -42,7 +49,8 @@ class CampaignOptions(BaseModel):
     budget: int = Field(default=100, ge=1)
     """Candidates that may reach the guard (crashes and gate rejections count; duplicates and refused drafts do not)."""
     time_limit_s: float | None = Field(default=None, gt=0)
-    """Wall-clock limit for this invocation (a resumed run gets its own)."""
+    """Wall-clock limit for this invocation, final timings included (`--resume --time-limit` sets a new one):
+    evaluations in flight when it passes are cut and left pending."""
     plateau: int = Field(default=4, ge=1)
     """Consecutive benchmarked non-improvements before the agent must draft."""
     memory: str = "16"
@@ -73,10 +81,14 @@ class CampaignOptions(BaseModel):
     """Absolute tolerance for every output (None: the task's or its format's)."""
     rtol: float | None = Field(default=None, ge=0)
     """Relative tolerance for every output (None: the task's or its format's)."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """`--timeout`: each evaluation's compile and run deadlines, the reference's twice it
+    (GuardSettings.deadlines); None: the guard's defaults."""
 
     def guard_settings(self) -> GuardSettings:
         """The guard's knobs these options set."""
-        return GuardSettings(rounds=self.rounds, timing=self.timing, atol=self.atol, rtol=self.rtol)
+        return GuardSettings(rounds=self.rounds, timing=self.timing, atol=self.atol, rtol=self.rtol,
+                             **GuardSettings.deadlines(self.timeout_s))
 
     @field_validator("memory")
     @classmethod

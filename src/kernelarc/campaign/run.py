@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import shlex
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from kernelarc.campaign.loop import AgentSlot, Campaign
 from kernelarc.campaign.options import CampaignOptions, StopReason
 from kernelarc.errors import UserError
 from kernelarc.guard import resolve_device
+from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.judge import Isolation, isolation
 from kernelarc.guard.sandbox import SandboxPolicy
 from kernelarc.memory import LongTermMemory, Store
@@ -129,8 +133,16 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
     return _run(task, options, store, run_dir, on_progress)
 
 
-def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None) -> CampaignResult:
-    """Continue the campaign stored in `run_dir` with its own options."""
+def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None, budget: int | None = None,
+           remeasure: bool = False, on_start: Callable[[Task, CampaignOptions, Store], None] | None = None
+           ) -> CampaignResult:
+    """Continue the campaign stored in `run_dir` with its own options, or a new `budget` (counted from
+    the campaign's start) and `time_limit_s` (for this invocation); both are stored for later resumes.
+
+    A campaign with nothing left to do (its budget spent, every agent retired, nothing pending) is left
+    as it is: no evaluation, summary.json untouched, unless `remeasure` times its winner again.
+    `on_start(task, options, store)` is called before anything runs.
+    """
     db = run_dir / DB_NAME
     if not db.is_file():
         raise UserError(f"no campaign to resume in {run_dir} ({DB_NAME} is missing)")
@@ -139,10 +151,14 @@ def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None) -
     if meta is None:
         raise UserError(f"{db} holds no campaign metadata; it cannot be resumed")
     options = CampaignOptions.model_validate(meta.options)
-    if time_limit_s is not None:
-        options = options.model_copy(update={"time_limit_s": time_limit_s})
+    update = {k: v for k, v in (("time_limit_s", time_limit_s), ("budget", budget)) if v is not None}
     task = load_task(meta.task_path)
-    return _run(task, options, store, run_dir, on_progress)
+    if update:
+        options = options.model_copy(update=update)
+        store.put_meta(meta.model_copy(update={"options": options.model_dump(mode="json")}))
+    if on_start is not None:
+        on_start(task, options, store)
+    return _run(task, options, store, run_dir, on_progress, remeasure=remeasure)
 
 
 def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None) -> CampaignResult:
@@ -172,10 +188,58 @@ def campaign_isolation(options: CampaignOptions, run_dir: Path) -> Isolation:
     return isolation(require=options.backend != "builtin", allow_unsafe=options.unsafe_no_sandbox, policy=policy)
 
 
-def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress) -> CampaignResult:
+def resume_command(run_dir: Path) -> str:
+    """The command that continues the campaign in `run_dir`."""
+    return f"kernelarc optimize --resume {shlex.quote(str(run_dir))}"
+
+
+class Interrupts:
+    """SIGINT during a campaign: the first lets the evaluations in flight finish and starts nothing new,
+    the second cuts them (left pending); each says so in one line on stderr. After the second, Ctrl-C is
+    Python's again (KeyboardInterrupt)."""
+
+    def __init__(self, campaign: Campaign, run_dir: Path, loop: asyncio.AbstractEventLoop):
+        self.campaign, self.run_dir, self.loop = campaign, run_dir, loop
+        self.count = 0
+
+    def __enter__(self) -> "Interrupts":
+        try:
+            self.loop.add_signal_handler(signal.SIGINT, self.handle)
+            self.installed = True
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread: Ctrl-C stays Python's
+            self.installed = False
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.installed:
+            self.loop.remove_signal_handler(signal.SIGINT)
+            self.installed = False
+
+    def handle(self) -> None:
+        self.count += 1
+        waiting = self.campaign.waiting_for()
+        if self.count == 1:
+            self.campaign.interrupt()
+            _say(f"kernelarc: interrupted: waiting for {waiting} to finish (Ctrl-C again to stop at once); "
+                 f"continue later with: {resume_command(self.run_dir)}")
+            return
+        self.campaign.cutoff.now("interrupted (Ctrl-C twice)")
+        _say(f"kernelarc: stopping now: {waiting} cut and left pending; continue later with: "
+             f"{resume_command(self.run_dir)}")
+        self.__exit__()
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress,
+         remeasure: bool = False) -> CampaignResult:
     from kernelarc.campaign.summary import final_measurements, write_outputs
 
     started = time.monotonic()
+    judged_before = len(store.evaluations())
+    summary_path = run_dir / "summary.json"
     devices = campaign_devices(options.device)
     budget = Budget(calls(store))  # a resumed campaign counts what it already spent
     factory = agent_factory(options, BackendRun(store, run_dir, devices[0], budget))
@@ -185,16 +249,25 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     executor = LocalExecutor(task, devices, options.guard_settings(), iso)
     longterm = LongTermMemory() if options.longterm else None
     campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress,
-                        spent_usd=lambda: budget.spent_usd)
+                        spent_usd=lambda: budget.spent_usd, cutoff=Cutoff())
 
     async def run_and_measure():
-        reason = await campaign.run()
-        return reason, await final_measurements(campaign)
+        with Interrupts(campaign, run_dir, asyncio.get_running_loop()):
+            reason = await campaign.run()
+            unchanged = campaign.round == 0 and len(store.evaluations()) == judged_before and not campaign.cut
+            if unchanged and summary_path.is_file() and not remeasure:
+                return reason, None
+            return reason, await final_measurements(campaign)
 
     try:
         reason, finals = asyncio.run(run_and_measure())
     finally:
         executor.close()
+    if finals is None:  # a resumed campaign with nothing new to do: its outputs stay as they were
+        _say(f"kernelarc: nothing new to do in {run_dir} ({reason.value}); summary.json left unchanged "
+             "(--remeasure times the winner again; a larger --budget or --time-limit continues the search)")
+        return CampaignResult(run_dir, StopReason(json.loads(summary_path.read_text())["stop_reason"]),
+                              json.loads(summary_path.read_text()))
     meta = store.get_meta()
     store.put_meta(meta.model_copy(update={"status": CampaignStatus.FINISHED, "stop_reason": reason.value}))
     if longterm is not None:
@@ -204,4 +277,5 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     return CampaignResult(run_dir, reason, summary)
 
 
-__all__ = ["BackendRun", "CampaignResult", "DB_NAME", "agent_factory", "campaign_devices", "replay", "resume", "start"]
+__all__ = ["BackendRun", "CampaignResult", "DB_NAME", "Interrupts", "agent_factory", "campaign_devices", "replay",
+           "resume", "resume_command", "start"]

@@ -23,6 +23,7 @@ from kernelarc.campaign.export import export_best
 from kernelarc.campaign.loop import Campaign, LeaderboardEntry
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import Evaluation, Verdict
+from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.guard.samples import median
 from kernelarc.report import plot_progress
 from kernelarc.roofline import sol_score
@@ -50,6 +51,9 @@ class Finals:
     against: dict[str, Evaluation] = field(default_factory=dict)
     displaced: LeaderboardEntry | None = None
     """The leader that a baseline beat head to head, if one did."""
+    timed: str = "measured"
+    """`measured`, or why the head-to-head timings were not taken (`cut: ...`, `skipped: ...`): the
+    speedups over the baselines are then unknown (None) and only the chained one is reported."""
 
 
 async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> dict[str, Evaluation]:
@@ -60,7 +64,7 @@ async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> dic
         if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT:
             continue
         baseline = campaign.candidate(cid)
-        out[name] = await campaign.executor.evaluate(winner, baseline, slot=0, trusted=True,
+        out[name] = await campaign.executor.evaluate(winner, baseline, slot=0, trusted=True, cutoff=campaign.cutoff,
                                                      seed=evaluation_seed(campaign.options.seed + 1, winner, baseline))
     return out
 
@@ -77,12 +81,20 @@ async def final_measurements(campaign: Campaign) -> Finals:
     leader = campaign.leader()
     if leader is None:
         return Finals()
-    against = await _against_baselines(campaign, leader)
-    faster = faster_baseline(leader.candidate_id, campaign.baselines, against)
-    if faster is None:
-        return Finals(leader, against)
-    winner = next(e for e in campaign.leaderboard() if e.candidate_id == campaign.baselines[faster])
-    return Finals(winner, await _against_baselines(campaign, winner), displaced=leader)
+    if campaign.interrupted:
+        return Finals(leader, timed="skipped: interrupted (Ctrl-C)")
+    if campaign.cutoff.passed():
+        return Finals(leader, timed=f"skipped: {campaign.cutoff.why}")
+    try:
+        with campaign.busy("the winner's final timings against the baselines"):
+            against = await _against_baselines(campaign, leader)
+            faster = faster_baseline(leader.candidate_id, campaign.baselines, against)
+            if faster is None:
+                return Finals(leader, against)
+            winner = next(e for e in campaign.leaderboard() if e.candidate_id == campaign.baselines[faster])
+            return Finals(winner, await _against_baselines(campaign, winner), displaced=leader)
+    except EvaluationCut as e:
+        return Finals(leader, timed=f"cut: {e}")
 
 
 def _workload_sol_score(winner: Evaluation, vs_compile: Evaluation | None) -> float | None:
@@ -158,6 +170,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         best = {
             "candidate_id": leader.candidate_id, "agent": leader.agent_id, "strategy": leader.strategy,
             "speedup_vs_reference_chained": leader.speedup,
+            "final_timing": finals.timed,
             "displaced_leader": finals.displaced.agent_id if finals.displaced else None,
             "latency_ms": reference.latency_ms if reference and reference.correct else None,
             "speedup_vs_eager": vs_eager.speedup if vs_eager and vs_eager.correct else None,
@@ -202,6 +215,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "verdicts": totals,
         "agents": agents,
         "stop_reason": reason.value,
+        "stop_detail": campaign.stop_detail,
+        "pending": [c.id for c in store.pending_candidates() if c.agent_id is not None],
         "rounds": campaign.round,
         "seed": campaign.options.seed,
         "options": campaign.options.model_dump(mode="json"),

@@ -49,6 +49,15 @@ TIMING_HELP = ("Which latency decides: device (kernel spans, as SOL-ExecBench), 
                "included, as KernelBench), auto (device for SOL-ExecBench tasks, wall for KernelBench files).")
 
 
+TIMEOUT_HELP = ("Deadline in seconds of each stage of an evaluation: compile (import, build, first call) and run "
+                "(correctness and timing together); the reference's own stage gets twice this. Default 300.")
+
+
+def invalid_reference_line(task_name: str, reason: str) -> str:
+    """The one line that says a task's reference cannot be judged (exit 2: the task must change)."""
+    return f"INVALID_REFERENCE: the reference of {task_name} cannot be judged against: {reason}"
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"kernelarc {__version__}")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console
 from kernelarc.cli.optimize_cmd import parse_backend_options
 from kernelarc.cli.report_cmd import announce_report
 
@@ -33,6 +33,7 @@ def bench_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the main runs; ablation seeds count up from it.")] = 0,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Correctness rounds per workload.")] = None,
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json on stdout at the end.")] = False,
 ) -> int:
@@ -44,7 +45,7 @@ def bench_command(
         agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
         backend_options=parse_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
         longterm=longterm, compile_baselines=not no_compile_baselines, rounds=rounds,
-        timing=timing.value, unsafe_no_sandbox=unsafe_no_sandbox)
+        timing=timing.value, timeout_s=timeout, unsafe_no_sandbox=unsafe_no_sandbox)
     out_dir = out or Path("runs") / f"bench-{suite.name}"
     only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()
     command = shlex.join(["kernelarc", "bench", str(suite), *_flags(locals())])
@@ -68,7 +69,8 @@ def bench_command(
 
 _FLAG_NAMES = {"budget": "--budget", "time_limit": "--time-limit", "agents": "--agents", "seeds": "--seeds",
                "out": "--out", "device": "--device", "backend": "--backend", "tasks": "--tasks", "memory": "--memory",
-               "seed": "--seed", "rounds": "--rounds", "timing": "--timing"}
+               "seed": "--seed", "rounds": "--rounds", "timing": "--timing",
+               "timeout": "--timeout"}
 _SWITCHES = {"ablation": "--ablation", "longterm": "--longterm", "no_compile_baselines": "--no-compile-baselines",
              "unsafe_no_sandbox": "--unsafe-no-sandbox"}
 

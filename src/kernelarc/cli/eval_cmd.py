@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console
+from kernelarc.cli.app import (
+    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, invalid_reference_line,
+)
 from kernelarc.cli.render import render_evaluation
 
 
@@ -23,6 +25,7 @@ def eval_command(
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Override the relative tolerance.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fix the input seeds (default: drawn from the OS).")] = None,
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
 ) -> int:
     """Judge CANDIDATE against the reference of TASK (or --incumbent): gate, correctness, timing, verdict."""
@@ -41,7 +44,8 @@ def eval_command(
         fail(f"the incumbent {incumbent} is refused by the static gate, rule {finding.rule} at line {finding.line}: "
              f"{finding.message}")
     resolved = resolve_device(device)
-    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing.value)
+    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing.value,
+                             **GuardSettings.deadlines(timeout))
     iso = isolation()
     if iso.note:
         err_console.print(f"kernelarc: {iso.note}", soft_wrap=True)
@@ -53,7 +57,9 @@ def eval_command(
         result = evaluate(task, candidate, inc, device=resolved, settings=settings, isolation_=iso)
     if as_json:
         print(json.dumps(result.to_json_dict()))
-    else:
+    if result.status.value == "INVALID_REFERENCE":  # the task's failure, not the candidate's: one line, exit 2
+        fail(invalid_reference_line(task.name, result.reason))
+    if not as_json:
         render_evaluation(result)
     return EXIT_NO_CORRECT if result.verdict.value == "REJECT" else EXIT_OK
 

@@ -9,7 +9,10 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMING_HELP, Timing, app, err_console, fail
+from kernelarc.cli.app import (
+    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail,
+    invalid_reference_line,
+)
 from kernelarc.cli.progress import LiveProgress
 from kernelarc.cli.report_cmd import announce_report
 
@@ -43,14 +46,15 @@ def optimize_command(
     model: Annotated[str | None, typer.Option("--model", help="LLM backends: the model name (overrides the config's).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="LLM backends: the configuration file (TOML or YAML, docs/backends.md).")] = None,
     backend_option: Annotated[list[str], typer.Option("--backend-option", help="KEY=VALUE passed to the backend (repeatable), e.g. model=..., config=...")] = [],  # noqa: B006
-    budget: Annotated[int, typer.Option("--budget", min=1, help="Candidates that may reach the guard.")] = 100,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=1, help="Seconds for this run.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Candidates that may reach the guard (default 100; with --resume, a new total for the campaign).")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=1, help="Seconds for this run, final timings included: evaluations still running then are cut and left pending (with --resume, a new limit for this run).")] = None,
     plateau: Annotated[int, typer.Option("--plateau", min=1, help="Non-improvements before an agent must draft.")] = 4,
     memory: Annotated[str, typer.Option("--memory", help="Findings kept per kernel type: unbounded, N or WINS/TRAPS.")] = "16",
     fresh_memory: Annotated[bool, typer.Option("--fresh-memory", help="Ignore and do not add to the long-term memory.")] = False,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default: runs/<task>-<seed>).")] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the campaign in this run directory.")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the campaign in this run directory (pending candidates first; --budget and --time-limit may be given anew).")] = None,
+    remeasure: Annotated[bool, typer.Option("--remeasure", help="With --resume: time the winner against the baselines again and rewrite summary.json even when there is nothing new to do.")] = False,
     replay: Annotated[Path | None, typer.Option("--replay", help="Re-run a recorded LLM campaign from its stored responses (no model access) into --out.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Campaign seed.")] = 0,
     target_sol: Annotated[float | None, typer.Option("--target-sol", min=0.0, max=1.0, help="Stop at this SOL score (CUDA).")] = None,
@@ -60,23 +64,34 @@ def optimize_command(
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
     atol: Annotated[float | None, typer.Option("--atol", min=0, help="Absolute tolerance for every output (default: the task's).")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Relative tolerance for every output (default: the task's).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout at the end.")] = False,
 ) -> int:
     """Optimize TASK with strategy agents judged by the guard; the winner lands in RUN_DIR/best/."""
     from kernelarc.campaign import CampaignOptions, resume as resume_campaign, start
     from kernelarc.campaign.run import replay as replay_campaign
-    from kernelarc.guard import resolve_device
     from kernelarc.task.loader import load_task
 
     progress = LiveProgress(err_console, enabled=not as_json and err_console.is_terminal)
     if resume is not None and replay is not None:
         fail("give either --resume RUN_DIR or --replay RUN_DIR, not both")
+    if remeasure and resume is None:
+        fail("--remeasure applies to --resume RUN_DIR only")
     if resume is not None:
         if task_path is not None:
             fail("give either TASK or --resume RUN_DIR, not both")
+
+        def announce_resume(task, options, store) -> None:
+            counts = store.counts()
+            judged = sum(1 for r in store.evaluations() if r.agent_id is not None)
+            limit = "" if options.time_limit_s is None else f", time limit {options.time_limit_s:g} s"
+            _header(task, options.agents, options.backend, options.device, resume,
+                    f"resuming: {judged} candidate(s) judged, {counts.pending} pending, budget {options.budget}{limit}")
+
         with progress:
-            result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit)
+            result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit, budget=budget,
+                                     remeasure=remeasure, on_start=announce_resume)
     elif replay is not None:
         if task_path is not None:
             fail("--replay RUN_DIR takes the task from the recorded run: give no TASK")
@@ -90,21 +105,19 @@ def optimize_command(
         try:
             options = CampaignOptions(
                 agents=agents, strategies=tuple(s.strip() for s in strategies.split(",") if s.strip()) if strategies
-                else (), backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config), budget=budget,
+                else (), backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config),
+                budget=budget if budget is not None else 100,
                 time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
                 seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
-                rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, unsafe_no_sandbox=unsafe_no_sandbox)
+                rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, timeout_s=timeout,
+                unsafe_no_sandbox=unsafe_no_sandbox)
         except ValidationError as e:
             error = e.errors()[0]
             fail(f"{_option_name(error['loc'][0])}: {error['msg']}, got {error['input']!r}")
         run_dir = out or Path("runs") / f"{task.name}-seed{seed}"
 
         def announce(task) -> None:  # after start() has ruled out every user error: an error stays one line
-            resolved = resolve_device(device)
-            where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
-            err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
-                              f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
-                              f"run dir {run_dir}")
+            _header(task, agents, backend, device, run_dir)
 
         with progress:
             result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
@@ -112,6 +125,28 @@ def optimize_command(
     announce_report(result.run_dir)
     if as_json:
         print(json.dumps(summary, default=str))
-    else:
+    stop = summary["stop_reason"]
+    if stop in ("invalid_reference", "baselines_failed"):  # the task's failure: one line, exit 2
+        task_name = summary["task"]["name"]
+        fail(invalid_reference_line(task_name, summary["stop_detail"]) if stop == "invalid_reference" else
+             f"every baseline of {task_name} failed, so no candidate can be judged: {summary['stop_detail']}")
+    if not as_json:
         progress.final(summary, result.run_dir)
+    if stop == "interrupted":
+        return EXIT_INTERRUPTED
     return EXIT_OK if summary.get("best") else EXIT_NO_CORRECT
+
+
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+def _header(task, agents: int, backend: str, device: str, run_dir: Path, extra: str = "") -> None:
+    """What was inferred and where the run goes: one line before anything runs."""
+    from kernelarc.guard import resolve_device
+
+    resolved = resolve_device(device)
+    where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+    err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
+                      f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
+                      f"run dir {run_dir}" + (f"; {extra}" if extra else ""), highlight=False)

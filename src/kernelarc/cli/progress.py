@@ -45,7 +45,9 @@ class LiveProgress:
     def final(self, summary: dict, run_dir: Path) -> None:
         best = summary.get("best")
         self.console.print(f"stopped: {summary['stop_reason']} after {summary['candidates']} candidates "
-                           f"({summary['verdicts']})")
+                           f"({summary['verdicts']})", highlight=False)
+        if summary.get("stop_detail"):
+            self.console.print(f"({summary['stop_detail']})", highlight=False, markup=False)
         if not best:
             self.console.print("[bold red]no correct candidate[/]")
             return
@@ -53,9 +55,15 @@ class LiveProgress:
         def x(v):
             return "-" if v is None else f"{v:.3f}x"
 
-        sol = "" if best["sol_score"] is None else f", SOL score {best['sol_score']:.3f}"
-        self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), {x(best['speedup_vs_eager'])} vs "
-                           f"eager, {x(best['speedup_vs_compile'])} vs torch.compile{sol} [{best['timing']}]")
+        if best.get("final_timing", "measured") != "measured":  # no head-to-head timing: only the chained figure
+            self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), "
+                               f"{x(best['speedup_vs_reference_chained'])} vs the reference, chained over the "
+                               f"campaign's evaluations (final timings {best['final_timing']})", highlight=False)
+        else:
+            sol = "" if best["sol_score"] is None else f", SOL score {best['sol_score']:.3f}"
+            self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), "
+                               f"{x(best['speedup_vs_eager'])} vs eager, {x(best['speedup_vs_compile'])} vs "
+                               f"torch.compile{sol} [{best['timing']}]")
         if best.get("displaced_leader"):
             self.console.print(f"({best['displaced_leader']} led the campaign but timed slower than {best['agent']} "
                                "head to head at the end)")
