@@ -4,7 +4,7 @@ ATen calls from C++) passes the guard, by level and by kernel kind (issue 16).
 
     python bench/generality.py ../shared/kernelbench --out DIR [--only level1/19_ReLU.py,...] [--jobs 2]
 
-Writes DIR/generality.json (per problem: whether it ran at CPU sizes, its kind, each tried family's
+Writes DIR/rows.jsonl as it goes and DIR/generality.json at the end (per problem: whether it ran at CPU sizes, its kind, each tried family's
 status and reason) and prints the table. Runs on the CPU (Triton through its interpreter); the guard
 judges every candidate as in a campaign. Problems that do not run at the shrunk sizes (their
 reference fails or takes more than a few seconds) are left out of the shares, and counted.
@@ -135,9 +135,13 @@ def main() -> int:
     only = {p for p in args.only.split(",") if p}
     problems = sorted(p for p in args.root.glob("level*/*.py") if not only or f"{p.parent.name}/{p.name}" in only)
     rows = []
+    partial = args.out / "rows.jsonl"  # each row as it comes: a run cut short keeps what it measured
+    partial.write_text("")
     with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
         for row in pool.map(judge_problem, [str(p) for p in problems], [str(args.out)] * len(problems)):
             rows.append(row)
+            with partial.open("a") as f:
+                f.write(json.dumps(row) + "\n")
             print(f"{row['problem']}: {'skip (' + row['why'] + ')' if not row['runs'] else row['passed'] or 'none'}",
                   flush=True)
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
