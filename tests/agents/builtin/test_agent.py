@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kernelarc.agents import Agent, AgentContext, LeaderboardEntry, get_backend
 from kernelarc.agents.builtin import BuiltinAgent
-from kernelarc.agents.builtin.agent import SOURCE_MARK
+from kernelarc.agents.builtin.agent import SOURCE_MARK, builtin_factory
 from kernelarc.agents.builtin.notation import parse_points
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.memory.findings import Finding, FindingKind
@@ -106,3 +106,19 @@ def test_the_builtin_backend_names_the_strategies_it_has_moves_for():
     task = load_task(REPO / "bench" / "suites" / "h200" / "gemm_bf16_4096.py")
     work = BuiltinAgent.strategies_with_work(task)
     assert {"library", "tensor_cores", "scheduling", "arch"} <= work and "fusion" not in work
+
+
+def test_on_the_cpu_gpu_only_families_are_not_proposed():
+    """A campaign on the CPU spent its budget on CUDA-graph candidates (issue 19): they replay nothing there."""
+    task = example(GEMM)
+    on_cpu = builtin_factory(device="cpu")("a0", get_strategy("scheduling"), task, 0)
+    families = set()
+    while (proposal := _propose(on_cpu, _context(task, strategy="scheduling"))) is not None:
+        families.add(parse_points(proposal.claim)[0][0])
+        if len(families) > 1:
+            break
+    assert "cuda_graph" not in families
+    assert "GPU-only" in on_cpu.search.skipped["cuda_graph"]
+    on_gpu = builtin_factory(device="cuda:0")("a0", get_strategy("scheduling"), task, 0)
+    _propose(on_gpu, _context(task, strategy="scheduling"))
+    assert "cuda_graph" not in on_gpu.search.skipped

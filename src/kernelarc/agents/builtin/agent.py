@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from kernelarc.agents.builtin.moves import all_families, families_for
@@ -37,18 +38,20 @@ class BuiltinAgent:
     """A strategy-bound generator of candidates from the built-in move families."""
 
     @staticmethod
-    def strategies_with_work(task: Task) -> frozenset[str]:
+    def strategies_with_work(task: Task, device: str | None = None) -> frozenset[str]:
         """Strategies with a built-in family that applies to `task`. The campaign hands these out
         first: on the 4096³ bf16 GEMM the catalogue's order gave 4 agents library, fusion (nothing to
         fuse), tensor cores and scheduling, so the Hopper kernels of `arch` ran only when borrowed."""
         analysis = _shared_analysis(task)
-        return frozenset(f.strategy for f in all_families() if why_not(f, analysis) is None)
+        return frozenset(f.strategy for f in all_families() if why_not(f, analysis, device) is None)
 
-    def __init__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0) -> None:
+    def __init__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0, device: str | None = None) -> None:
         self.name = agent_id
         self.strategy = strategy
         self.task = task
         self.seed = seed
+        self.device = device
+        """The campaign's device kind (`cpu`, `cuda`); on the CPU GPU-only families are not proposed."""
         self.analysis: TaskAnalysis | None = None
         self.search: Search | None = None
         self.render_failures: dict[str, str] = {}
@@ -70,7 +73,7 @@ class BuiltinAgent:
         if self.search is None:
             self.analysis = _shared_analysis(self.task)
             name = self.strategy.builtin_moves or self.strategy.name
-            self.search = Search(self.analysis, families_for(name), seed=self.seed)
+            self.search = Search(self.analysis, families_for(name), seed=self.seed, device=self.device)
         return self.search
 
     def _propose(self, ctx: AgentContext) -> Proposal | None:
@@ -200,13 +203,27 @@ def _shape_note(analysis: TaskAnalysis | None) -> str:
     return f", inputs {' '.join('x'.join(map(str, s)) for s in shapes)}" if shapes else ""
 
 
-def builtin_factory(**options: Any):
-    """The `builtin` backend: one BuiltinAgent per (agent id, strategy, task, seed); takes no options."""
+@dataclass(frozen=True)
+class BuiltinFactory:
+    """Makes the campaign's BuiltinAgents, all told the campaign's device kind."""
+
+    device: str | None = None
+
+    def __call__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0) -> BuiltinAgent:
+        return BuiltinAgent(agent_id, strategy, task, seed, device=self.device)
+
+    def strategies_with_work(self, task: Task) -> frozenset[str]:
+        return BuiltinAgent.strategies_with_work(task, self.device)
+
+
+def builtin_factory(device: str | None = None, **options: Any) -> BuiltinFactory:
+    """The `builtin` backend: one BuiltinAgent per (agent id, strategy, task, seed); takes no options.
+    The campaign passes its device (`cpu`, `cuda:0`): on the CPU, GPU-only families are left out."""
     if options:
         from kernelarc.agents.protocol import BackendError
 
         raise BackendError(f"the builtin backend takes no options, got {', '.join(sorted(options))}")
-    return BuiltinAgent
+    return BuiltinFactory(None if device is None else str(device).split(":")[0])
 
 
-__all__ = ["BuiltinAgent", "MAX_RENDER_FAILURES", "SOURCE_MARK", "builtin_factory"]
+__all__ = ["BuiltinAgent", "BuiltinFactory", "MAX_RENDER_FAILURES", "SOURCE_MARK", "builtin_factory"]

@@ -45,8 +45,11 @@ class FamilyState:
 
 
 
-def why_not(family: MoveFamily, analysis: TaskAnalysis) -> str | None:
-    """Why `family` does not apply to the task, or None when it does; its own bug is a reason too."""
+def why_not(family: MoveFamily, analysis: TaskAnalysis, device: str | None = None) -> str | None:
+    """Why `family` does not apply to the task (on `device`, when given), or None when it does; its own
+    bug is a reason too."""
+    if device == "cpu" and getattr(family, "gpu_only", False):
+        return "GPU-only: on the CPU its candidate would measure nothing of what it claims"
     try:
         return family.applies(analysis)
     except Exception as e:  # noqa: BLE001 - a family's own bug costs that family, not the agent
@@ -55,8 +58,11 @@ def why_not(family: MoveFamily, analysis: TaskAnalysis) -> str | None:
 class Search:
     """Chooses the next (family, params) to propose and learns from each measured result."""
 
-    def __init__(self, analysis: TaskAnalysis, families: Iterable[MoveFamily], seed: int = 0):
+    def __init__(self, analysis: TaskAnalysis, families: Iterable[MoveFamily], seed: int = 0,
+                 device: str | None = None):
         self.analysis = analysis
+        self.device = device
+        """`cpu` drops GPU-only families (their `gpu_only`); None: no device known, nothing dropped."""
         self.rng = random.Random(seed)
         self.skipped: dict[str, str] = {}
         """Family name -> why it does not apply (recorded, never attempted)."""
@@ -74,7 +80,7 @@ class Search:
         """Start searching `family` too (a borrowed one, say); False when it does not apply."""
         if family.name in self.states:
             return True
-        reason = why_not(family, self.analysis)
+        reason = why_not(family, self.analysis, self.device)
         if reason is not None:
             self.skipped[family.name] = reason
             return False

@@ -100,6 +100,8 @@ class MoveFamily(Protocol):
     # build (torch.compile); the search then gives the other families their first try before it.
     # Optional: `one_launch = True` on a family whose candidate is the whole forward as one kernel launch;
     # on a launch-bound task the search gives it its first try before every other family.
+    # Optional: `gpu_only = True` on a family whose candidate means nothing off the GPU (CUDA graphs,
+    # TMA, CUTLASS): a campaign on the CPU does not propose it.
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         """None if this family can produce candidates for the task; else one line saying why not."""

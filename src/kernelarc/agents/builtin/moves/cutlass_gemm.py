@@ -274,6 +274,7 @@ class CutlassGemm:
     name = "cutlass_gemm"
     strategy = "arch"
     language = "cuda_cpp"
+    gpu_only = True
     slow_to_judge = True
     """nvcc compiles one CUTLASS kernel per candidate (about a minute)."""
 

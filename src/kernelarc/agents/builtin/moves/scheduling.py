@@ -102,6 +102,8 @@ class CudaGraph:
     name = "cuda_graph"
     strategy = "scheduling"
     language = "pytorch"
+    gpu_only = True
+    """Off the GPU its candidate is the reference called plainly: nothing to measure."""
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         if not analysis.facts.get("launch_bound"):

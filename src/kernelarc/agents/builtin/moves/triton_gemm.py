@@ -381,6 +381,11 @@ class TritonGemmFamily:
     """Only offered when the analysis found pointwise ops to fuse after the product."""
     language: str = "triton"
 
+    @property
+    def gpu_only(self) -> bool:
+        """TMA descriptors are a Hopper unit: the interpreter's run of them says nothing of it."""
+        return self.variant is GemmVariant.TMA
+
     def facts(self, analysis: TaskAnalysis) -> tuple[GemmFacts | None, str | None]:
         """The parsed gemm facts, or why they are unusable."""
         return read_facts(analysis, "gemm", GemmFacts.parse)

@@ -142,6 +142,9 @@ class TritonLoweredRegionsFamily:
                 or pool_nodes.find_pools(lowered)):
             return ("the decomposed forward has no reduction, GEMM, convolution or pooling to write "
                     "(triton_pointwise_regions covers pointwise runs)")
+        if analysis.facts.get("gemm") and not (find_reductions(lowered) or find_regions(lowered)
+                                               or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)):
+            return "a lone GEMM, nothing to fuse: the GEMM families (tensor_cores, arch) write it"
         return None
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
