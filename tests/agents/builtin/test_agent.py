@@ -122,3 +122,12 @@ def test_on_the_cpu_gpu_only_families_are_not_proposed():
     on_gpu = builtin_factory(device="cuda:0")("a0", get_strategy("scheduling"), task, 0)
     _propose(on_gpu, _context(task, strategy="scheduling"))
     assert "cuda_graph" not in on_gpu.search.skipped
+
+
+def test_the_campaign_tells_the_builtin_backend_its_device():
+    from kernelarc.agents.usage import Budget
+    from kernelarc.campaign import CampaignOptions
+    from kernelarc.campaign.run import BackendRun, agent_factory
+
+    factory = agent_factory(CampaignOptions(backend="builtin"), BackendRun(None, None, "cpu", Budget()))
+    assert factory("a0", get_strategy("scheduling"), example(GEMM), 0).device == "cpu"
