@@ -55,3 +55,12 @@ def test_full_guard_accepts_it():
     analysis = analysis_for("builtin_conv_pointwise_tail")
     family = get_family(FAMILY)
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+def test_a_scalar_region_after_a_full_reduction_is_written(tmp_path):
+    """A 0-d region has no dims: its kernel once had `n_elements, ,` in its arguments (KLDivLoss)."""
+    analysis = analysis_for("builtin_scalar_tail")
+    assert any(r.rank == 0 for r in find_regions(analysis))
+    family = get_family(FAMILY)
+    move = family.render(analysis, family.space(analysis)[0])
+    assert_matches_reference(move, analysis, tmp_path)

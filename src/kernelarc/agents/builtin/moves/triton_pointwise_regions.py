@@ -149,7 +149,7 @@ def kernel_source(region: Region) -> str:
             ", ".join(f"{_var(r)}_ptr" for r in region.tensors) + ","]
     if region.scalars:
         args.append(", ".join(_var(r) for r in region.scalars) + ",")
-    args.append("n_elements, " + "".join(f"{d}, " for d in dims).rstrip(", ") + ",")
+    args.append(", ".join(["n_elements", *dims]) + ",")  # a 0-d region (a scalar result) has no dims
     for r in region.tensors:
         if region.rank:
             args.append("".join(f"{_var(r)}_s{d}, " for d in range(region.rank)).rstrip(" "))
