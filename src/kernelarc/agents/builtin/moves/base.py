@@ -75,6 +75,10 @@ class TaskAnalysis:
     """The same forward traced through ATen's decompositions (norms and softmax as reductions and
     pointwise maths), with its own nodes, outputs and values; None where that trace fails."""
 
+    def typed_refs(self) -> dict[str, tuple[tuple[int, ...] | None, str | None]]:
+        """(shape, dtype) of everything a node can name: graph nodes, inputs and parameters."""
+        return {n.name: (n.shape, n.dtype) for n in self.nodes} | self.values
+
 
 @dataclass(frozen=True)
 class Move:

@@ -53,7 +53,7 @@ def int_tuple(value: Any, rank: int) -> tuple[int, ...] | None:
 
 def find_convs(analysis: TaskAnalysis) -> list[Conv]:
     """The convolutions whose input and weight are tensors of the node's (float) dtype."""
-    values = {n.name: (n.shape, n.dtype) for n in analysis.nodes} | analysis.values
+    values = analysis.typed_refs()
     found = []
     for node in analysis.nodes:
         if node.target != CONV or node.dtype not in CONV_DTYPES or len(node.args) < 9 or node.shape is None:

@@ -43,7 +43,7 @@ class Gemm:
 
 def find_gemms(analysis: TaskAnalysis) -> list[Gemm]:
     """The GEMM nodes whose operands are tensors of one supported dtype."""
-    values = {n.name: (n.shape, n.dtype) for n in analysis.nodes} | analysis.values
+    values = analysis.typed_refs()
     found = []
     for node in analysis.nodes:
         places = GEMMS.get(node.target)

@@ -58,7 +58,7 @@ class Pool:
 
 def find_pools(analysis: TaskAnalysis) -> list[Pool]:
     """The poolings of floats with literal geometry whose every live output the kernel writes."""
-    values = {n.name: (n.shape, n.dtype) for n in analysis.nodes} | analysis.values
+    values = analysis.typed_refs()
     live = set(live_nodes(analysis, {}))
     found = []
     for node in analysis.nodes:

@@ -62,7 +62,7 @@ class Reduction:
 
 def find_reductions(analysis: TaskAnalysis) -> list[Reduction]:
     """The reductions of floats this family writes as kernels."""
-    values = {n.name: (n.shape, n.dtype) for n in analysis.nodes} | analysis.values
+    values = analysis.typed_refs()
     found = []
     for node in analysis.nodes:
         kind = REDUCTIONS.get(node.target)
