@@ -9,6 +9,7 @@ import pytest
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.conv_nodes import find_convs
 from kernelarc.agents.builtin.moves.gemm_nodes import find_gemms
+from kernelarc.agents.builtin.moves.scan_nodes import find_scans
 from kernelarc.agents.builtin.moves.pool_nodes import find_pools
 from kernelarc.agents.builtin.moves.triton_lowered_regions import find_reductions
 
@@ -77,7 +78,7 @@ def test_poolings_are_generated_kernels_too(fixture, ops, tmp_path):
 
 
 def test_a_forward_without_reductions_is_left_to_the_pointwise_family():
-    assert "no reduction, GEMM" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
+    assert "no reduction, scan, GEMM" in get_family(FAMILY).applies(analysis_for("builtin_elementwise_chain"))
 
 
 @pytest.mark.slow
@@ -85,3 +86,14 @@ def test_full_guard_accepts_it():
     analysis = analysis_for("builtin_groupnorm_softmax")
     family = get_family(FAMILY)
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+@pytest.mark.parametrize("block", [16, 1024])
+def test_cumsum_and_cumprod_are_generated_scans(block, tmp_path):
+    """A scan along a middle dim, in one block and across several (the carry between blocks)."""
+    analysis = analysis_for("builtin_cumsum_cumprod")
+    assert sorted(s.op for s in find_scans(analysis.lowered)) == ["prod", "sum"]
+    family = get_family(FAMILY)
+    move = family.render(analysis, {**family.space(analysis)[0], "BLOCK_SIZE": block})
+    assert move.source.count("_call(") >= 2 and "tl.cumprod" in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))

@@ -1,11 +1,12 @@
 """Generated Triton kernels for the forward traced through ATen's decompositions: its pointwise runs
 (as triton_pointwise_regions writes them), its reductions, its GEMMs (gemm_nodes), its convolutions
-(conv_nodes) and its poolings (pool_nodes), each one kernel.
+(conv_nodes), its poolings (pool_nodes) and its cumulative sums and products (scan_nodes), each one
+kernel.
 
 Traced that way (`TaskAnalysis.lowered`), a GroupNorm, a LayerNorm, a BatchNorm, a softmax or a
 log-softmax is reductions (sum, mean, max, min, variance) and pointwise maths; a GEMM (`aten.mm`,
 `bmm`, `addmm`), a convolution of any rank (`aten.convolution`, transposed or not) and a max or
-average pooling are one generated kernel each; what has no generated form (an index, an adaptive
+average pooling and a cumsum or cumprod are one generated kernel each; what has no generated form (an index, an adaptive
 pooling) is replayed as the reference computes it. A reduction over any dims is one kernel: the host
 moves the reduced dims last (a copy only when they are not already), a program reduces one row in
 blocks, in fp32 (the variance in two passes over the row, as precise as the reference's), and the
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernelarc.agents.builtin.moves import conv_nodes, gemm_nodes, pool_nodes, register_family
+from kernelarc.agents.builtin.moves import conv_nodes, gemm_nodes, pool_nodes, register_family, scan_nodes
 from kernelarc.agents.builtin.moves.base import Move, OpNode, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, literal
 from kernelarc.agents.builtin.moves.triton_common import claim, dedupe, describe_params, launch_keywords
@@ -139,11 +140,12 @@ class TritonLoweredRegionsFamily:
         if reason:
             return f"the decomposed forward cannot be written back: {reason}"
         if not (find_reductions(lowered) or gemm_nodes.find_gemms(lowered) or conv_nodes.find_convs(lowered)
-                or pool_nodes.find_pools(lowered)):
-            return ("the decomposed forward has no reduction, GEMM, convolution or pooling to write "
+                or pool_nodes.find_pools(lowered) or scan_nodes.find_scans(lowered)):
+            return ("the decomposed forward has no reduction, scan, GEMM, convolution or pooling to write "
                     "(triton_pointwise_regions covers pointwise runs)")
         if analysis.facts.get("gemm") and not (find_reductions(lowered) or find_regions(lowered)
-                                               or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)):
+                                               or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)
+                                               or scan_nodes.find_scans(lowered)):
             return "a lone GEMM, nothing to fuse: the GEMM families (tensor_cores, arch) write it"
         return None
 
@@ -162,11 +164,13 @@ class TritonLoweredRegionsFamily:
         gemms = gemm_nodes.find_gemms(lowered)
         convs = conv_nodes.find_convs(lowered)
         pools = pool_nodes.find_pools(lowered)
+        scans = scan_nodes.find_scans(lowered)
         regions = find_regions(lowered)
         calls = {r.node.name: f"{r.kernel}_call({r.source})" for r in reductions}
         calls.update({g.node.name: g.call for g in gemms})
         calls.update({c.node.name: c.call for c in convs})
         calls.update({p.output.name: p.call for p in pools})
+        calls.update({s.node.name: s.call for s in scans})
         small = {k: v for k, v in params.items() if k in ("BLOCK_SIZE", "num_warps")}
         helpers = "\n\n".join([*(f"{kernel_source(r)}\n\n{wrapper_source(r, small)}" for r in reductions),
                                *(f"{gemm_nodes.kernel_source(g)}\n\n{gemm_nodes.wrapper_source(g, params)}"
@@ -175,17 +179,19 @@ class TritonLoweredRegionsFamily:
                                  for c in convs),
                                *(f"{pool_nodes.kernel_source(p)}\n\n{pool_nodes.wrapper_source(p, small)}"
                                  for p in pools),
+                               *(f"{scan_nodes.kernel_source(s)}\n\n{scan_nodes.wrapper_source(s, small)}"
+                                 for s in scans),
                                *([regions_source(lowered, regions, small)] if regions else [])])
         ops = sum(r.ops for r in regions)
-        kernels = len(gemms) + len(convs) + len(pools) + len(reductions) + len(regions)
+        kernels = len(gemms) + len(convs) + len(pools) + len(scans) + len(reductions) + len(regions)
         doc = (f"Triton lowered regions: the forward traced through ATen's decompositions, its {len(gemms)} GEMM(s), "
-               f"{len(convs)} convolution(s), {len(pools)} pooling(s), {len(reductions)} reduction(s) and {ops} "
+               f"{len(convs)} convolution(s), {len(pools)} pooling(s), {len(scans)} scan(s), {len(reductions)} reduction(s) and {ops} "
                f"pointwise op(s) in "
                f"{kernels} generated kernel(s); other ops as the reference computes them.\n"
                f"Point: {describe_params(params)}. Generated by kernelarc ({self.name}).")
         source = pytorch_module(lowered, doc=doc, body=forward_source(lowered, regions, calls), helpers=helpers,
                                 imports="import math\n" + TRITON_IMPORTS)
-        text = (f"{len(gemms)} GEMM(s), {len(convs)} convolution(s), {len(pools)} pooling(s), {len(reductions)} "
+        text = (f"{len(gemms)} GEMM(s), {len(convs)} convolution(s), {len(pools)} pooling(s), {len(scans)} scan(s), {len(reductions)} "
                 f"reduction(s) and {ops} pointwise op(s) of the decomposed forward as Triton kernels")
         return Move(family=self.name, params=dict(params), source=source, claim=claim(text))
 
