@@ -139,13 +139,12 @@ class TritonLoweredRegionsFamily:
         reason = emit_reason(lowered)
         if reason:
             return f"the decomposed forward cannot be written back: {reason}"
-        if not (find_reductions(lowered) or gemm_nodes.find_gemms(lowered) or conv_nodes.find_convs(lowered)
-                or pool_nodes.find_pools(lowered) or scan_nodes.find_scans(lowered)):
+        others = (find_reductions(lowered) or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)
+                  or scan_nodes.find_scans(lowered))
+        if not (others or gemm_nodes.find_gemms(lowered)):
             return ("the decomposed forward has no reduction, scan, GEMM, convolution or pooling to write "
                     "(triton_pointwise_regions covers pointwise runs)")
-        if analysis.facts.get("gemm") and not (find_reductions(lowered) or find_regions(lowered)
-                                               or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)
-                                               or scan_nodes.find_scans(lowered)):
+        if analysis.facts.get("gemm") and not (others or find_regions(lowered)):
             return "a lone GEMM, nothing to fuse: the GEMM families (tensor_cores, arch) write it"
         return None
 
