@@ -61,6 +61,8 @@ class ScriptedServer:
         self.protocol = protocol
         self.api_key = api_key
         self.requests: list[Request] = []
+        self.unknown_models: set[str] = set()
+        """Models answered with 404 (not found), as a provider answers a model it does not serve."""
         self._script: deque[Reply | Failure] = deque()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -157,6 +159,9 @@ class ScriptedServer:
                 request, ok = self._receive()
                 if not ok:
                     self._send(401, server._error(Failure(401, "bad key")))
+                    return
+                if request.body.get("model") in server.unknown_models:
+                    self._send(404, server._error(Failure(404, f"model {request.body['model']} not found")))
                     return
                 if request.body.get("max_tokens") == 1:  # a preflight ping: answered apart from the script
                     self._send(200, server._completion(Reply("p", 1, 1), request.body.get("model", "")))

@@ -72,6 +72,16 @@ def test_an_override_can_move_an_agent_to_another_backend(toml_config):
     assert toml_config.settings_for(BackendKind.ANTHROPIC, "a1", "fusion").model == "big-model"
 
 
+def test_overrides_match_the_ids_a_campaign_gives_its_agents(toml_config):
+    # The campaign names its agents a<index>-<strategy>; `agent = "a2"` and `index = 1` must reach them.
+    assert toml_config.settings_for(BackendKind.OPENAI, "a2-tensor_cores", "tensor_cores").max_tokens == 1000
+    assert toml_config.settings_for(BackendKind.OPENAI, "a12-tensor_cores", "tensor_cores").max_tokens == 16384
+    assert toml_config.backend_for("a1-fusion", "fusion", BackendKind.OPENAI) is BackendKind.ANTHROPIC
+    assert toml_config.backend_for("a11-fusion", "fusion", BackendKind.OPENAI) is BackendKind.OPENAI
+    assert toml_config.sources(BackendKind.OPENAI, "a2-tensor_cores", "tensor_cores") == \
+        "[openai], [[agents]] #1, [[agents]] #3"
+
+
 def test_yaml_files_load_too(tmp_path):
     path = tmp_path / "backends.yaml"
     path.write_text(YAML.format(python=sys.executable))

@@ -92,13 +92,19 @@ def preflight(settings: BackendSettings) -> None:
         client.close()
 
 
+def chat_maker(workspace: Path | None = None) -> type[AnthropicChat]:
+    """What builds this backend's ChatModel from an agent's settings (`workspace` is the cli backend's)."""
+    return AnthropicChat
+
+
 def anthropic_factory(config: BackendConfig | str | Path | None = None, recorder: CallRecorder | None = None, *,
-                      model: str | None = None, device: str = "cuda", check: bool = True) -> AgentFactory:
+                      model: str | None = None, device: str = "cuda", check: bool = True,
+                      workspace: Path | None = None) -> AgentFactory:
     """The `anthropic` backend's AgentFactory (see `llm_factory` for the arguments)."""
-    return llm_factory(BackendKind.ANTHROPIC, AnthropicChat, config=config, recorder=recorder, model=model,
-                       device=device, check=check)
+    return llm_factory(BackendKind.ANTHROPIC, config=config, recorder=recorder, model=model, device=device,
+                       check=check, workspace=workspace)
 
 
 register_backend("anthropic", anthropic_factory)
 
-__all__ = ["AnthropicChat", "anthropic_factory", "preflight"]
+__all__ = ["AnthropicChat", "chat_maker", "anthropic_factory", "preflight"]

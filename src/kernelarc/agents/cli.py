@@ -19,6 +19,7 @@ import signal
 import tempfile
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings, ConfigError
 from kernelarc.agents.llm import Completion, Message, ModelCallError, llm_factory
@@ -138,14 +139,18 @@ def cli_factory(config: BackendConfig | str | Path | None = None, recorder: Call
                 workspace: Path | None = None, model: str | None = None, device: str = "cuda",
                 check: bool = True) -> AgentFactory:
     """The `cli` backend's AgentFactory (see `llm_factory`); `workspace` holds one folder per call."""
-    make_chat = partial(CLIChat, workspace=workspace or default_workspace())
-    return llm_factory(BackendKind.CLI, make_chat, config=config, recorder=recorder, model=model, device=device,
-                       check=check)
+    return llm_factory(BackendKind.CLI, config=config, recorder=recorder, model=model, device=device, check=check,
+                       workspace=workspace)
+
+
+def chat_maker(workspace: Path | None = None) -> Callable[[BackendSettings], CLIChat]:
+    """What builds a CLIChat from an agent's settings, its folders under `workspace` (default: the temp dir's)."""
+    return partial(CLIChat, workspace=workspace or default_workspace())
 
 
 register_backend("cli", cli_factory)
 
 __all__ = [
     "CANDIDATE_FILE", "CLAIM_FILE", "CLIChat", "INCUMBENT_FILE", "PROMPT_FILE", "REFERENCE_FILE", "REFLECTION_FILE",
-    "cli_factory", "default_workspace", "preflight",
+    "chat_maker", "cli_factory", "default_workspace", "preflight",
 ]

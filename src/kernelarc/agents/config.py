@@ -120,9 +120,9 @@ class AgentOverride(BackendSettings):
     strategy: str | None = None
     """Match agents bound to this strategy."""
     agent: str | None = None
-    """Match the agent with this id (for example `a2`)."""
+    """Match the agent with this id (for example `a2`, which matches the campaign's `a2-fusion`)."""
     index: int | None = Field(default=None, ge=0)
-    """Match the agent with this index (the number ending its id: `a2` is 2)."""
+    """Match the agent with this index (the number in its id: `a2-fusion` is 2)."""
     backend: BackendKind | None = None
     """Run the matched agents on this backend instead of the campaign's."""
 
@@ -141,7 +141,7 @@ class AgentOverride(BackendSettings):
     def matches(self, agent_id: str, strategy: str) -> bool:
         """True when every match field given holds for this agent."""
         return ((self.strategy is None or self.strategy == strategy)
-                and (self.agent is None or self.agent == agent_id)
+                and (self.agent is None or self.agent in (agent_id, agent_id.split("-")[0]))
                 and (self.index is None or self.index == agent_index(agent_id)))
 
 
@@ -205,12 +205,27 @@ class BackendConfig(Frozen):
         chosen = [first] if first is not None else []
         return tuple(dict.fromkeys(chosen + [o.backend for o in self.agents if o.backend is not None]))
 
-    def variants(self, backend: BackendKind) -> list[tuple[str, BackendSettings]]:
-        """Every settings an agent on `backend` can get, each with where it comes from (for messages)."""
+    def variants(self, backend: BackendKind, default: BackendKind | None = None) -> list[tuple[str, BackendSettings]]:
+        """Every settings an agent on `backend` can get, each with where it comes from (for messages).
+
+        An override without `backend` counts for the team's `default` backend (else the file's) only:
+        paired with the section of a backend some agents are moved to, it would make settings no agent
+        need be given (the docs' `model = "gpt-5"` for a strategy, on the anthropic server). The
+        settings each agent really gets are checked when it is made (`sources` names them).
+        """
         base = self.section(backend)
+        team = default or self.backend
         return [(f"[{backend.value}]", base)] + [(f"[[agents]] #{i + 1}", override.apply(base))
                                                 for i, override in enumerate(self.agents)
-                                                if override.backend in (None, backend)]
+                                                if override.backend == backend
+                                                or (override.backend is None and team in (None, backend))]
+
+    def sources(self, backend: BackendKind, agent_id: str, strategy: str) -> str:
+        """Where one agent's settings on `backend` come from, for messages: `[openai], [[agents]] #2`."""
+        where = [f"[{backend.value}]"] + [f"[[agents]] #{i + 1}" for i, override in enumerate(self.agents)
+                                          if override.matches(agent_id, strategy)
+                                          and override.backend in (None, backend)]
+        return ", ".join(where)
 
     def with_model(self, backend: BackendKind, model: str | None) -> "BackendConfig":
         """This configuration with `backend`'s default model replaced (the `--model` option); None: unchanged."""
@@ -225,8 +240,9 @@ class BackendConfig(Frozen):
 
 
 def agent_index(agent_id: str) -> int | None:
-    """The number ending an agent id (`a2` -> 2), which `index` overrides match; None if it has none."""
-    match = re.search(r"(\d+)$", agent_id)
+    """The agent's number (`a2` and the campaign's `a2-fusion` -> 2), which `index` overrides match; None if
+    the id has none."""
+    match = re.match(r"[A-Za-z_]*(\d+)(?:-|$)", agent_id)
     return int(match.group(1)) if match else None
 
 
@@ -295,12 +311,12 @@ def problems(config: BackendConfig, backends: tuple[BackendKind, ...],
              env: Mapping[str, str] = os.environ) -> list[str]:
     """What would stop `backends` from starting, one line each; lines starting `warning:` do not.
 
-    Checks every agent setting the file can produce for each backend: its section and each
-    override that applies to it.
+    Checks every agent setting the file can produce for each backend (`variants`; the first of
+    `backends` is the team's).
     """
     lines: list[str] = []
     for backend in backends:
-        for where, settings in config.variants(backend):
+        for where, settings in config.variants(backend, backends[0]):
             lines += _settings_problems(config, backend, where, settings, env)
     return list(dict.fromkeys(lines))
 

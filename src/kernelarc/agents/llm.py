@@ -3,9 +3,10 @@
 `LLMAgent` implements the `Agent` protocol over a `ChatModel` (the openai, anthropic and cli
 backends, or replay). Each step builds a fresh prompt from the `AgentContext` (nothing is carried
 between steps, so a run can be replayed), asks the model, and reads a full file in a ```python
-block, or strict SEARCH/REPLACE edits of the incumbent, plus a `CLAIM:` line. An unusable reply is
-answered once with what to fix; a second one, or a failed call, raises `AgentStepFailed`: the
-campaign logs it and counts a wasted step. Every call, failed ones included, goes to the recorder.
+block, or strict SEARCH/REPLACE edits of the incumbent, and its claim (a `CLAIM:` line, else the
+first line of prose). An unusable reply is answered once with what to fix; a second one, or a failed
+call, raises `AgentStepFailed` (quoting the start of the reply): the campaign logs it and counts a
+wasted step. Every call, failed ones included, goes to the recorder.
 Must not import the SDKs, campaign or the store. Budget: 300 lines.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Protocol, TypeVar
 
-from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings, Price, load_config
+from kernelarc.agents.config import BackendConfig, BackendKind, BackendSettings, ConfigError, Price, load_config
 from kernelarc.agents.prompts import render
 from kernelarc.agents.protocol import AgentContext, AgentFactory, Proposal, clip_reflection
 from kernelarc.agents.usage import CallRecorder, MemoryRecorder, cost_usd
@@ -38,6 +39,8 @@ SHOWN_REASON_CHARS = 600
 """Longest verdict reason or log tail shown in a prompt: compiler errors and mismatches, trimmed."""
 SHOWN_LEADERS = 3
 """Leaderboard entries shown with their source."""
+REPLY_EXCERPT_CHARS = 160
+"""Characters of an unusable reply quoted in the step's error."""
 
 Message = dict[str, str]
 """One chat message: `{"role": "system" | "user" | "assistant", "content": text}`."""
@@ -164,6 +167,12 @@ def parse_reply(text: str, incumbent: str | None) -> ParsedReply:
     return ParsedReply(source=source, claim=clip_text(claim, CLAIM_CAP, one_line=True))
 
 
+def reply_excerpt(text: str) -> str:
+    """The start of a reply on one line, quoted, for the error a user reads (terminal, summary.json)."""
+    flat = " ".join(text.split())
+    return repr(flat[:REPLY_EXCERPT_CHARS] + ("..." if len(flat) > REPLY_EXCERPT_CHARS else "")) if flat else "(empty)"
+
+
 def _clipped(text: str, cap: int) -> str:
     return clip_text(text, cap) if text else text
 
@@ -239,7 +248,7 @@ class LLMAgent:
     """An `Agent` whose proposals and reflections come from a ChatModel."""
 
     def __init__(self, agent_id: str, chat: ChatModel, recorder: CallRecorder, *, price: Price | None = None,
-                 device: str = "cuda") -> None:
+                 device: str = "cuda", backend: str = "") -> None:
         """
         Args:
             agent_id: the campaign's id for this agent (records are keyed by it).
@@ -247,7 +256,9 @@ class LLMAgent:
             recorder: receives every call (the campaign's store and budget).
             price: the model's price, for the cost of each call; None: not priced.
             device: the device the guard times on, as shown in the prompt.
+            backend: the backend's name, as the campaign records it for this agent (a team may mix them).
         """
+        self.backend = backend
         self.name = agent_id
         self.chat = chat
         self.recorder = recorder
@@ -262,19 +273,20 @@ class LLMAgent:
         """
         variables = prompt_variables(ctx, self.device, self.chat.reply_format)
         messages = [_message("system", render("system")), _message("user", render("propose", **variables))]
-        problem = ""
+        problem = reply = ""
         for _ in range(PROPOSE_ATTEMPTS):
             try:
                 parsed = await self._ask(ctx, messages, CallKind.PROPOSE,
                                          lambda text: parse_reply(text, ctx.incumbent_source))
             except ReplyError as e:
-                problem = e.problem
+                problem, reply = e.problem, e.reply
                 messages = messages + [_message("assistant", e.reply), _message(
                     "user", render("retry", problem=problem, reply_format=self.chat.reply_format))]
                 continue
             return Proposal(source=parsed.source, claim=parsed.claim, is_draft=ctx.must_draft,
                             parent_id=None if ctx.must_draft else ctx.incumbent_id)
-        raise AgentStepFailed(f"no usable reply in {PROPOSE_ATTEMPTS} tries; the last: {problem}")
+        raise AgentStepFailed(f"no usable reply in {PROPOSE_ATTEMPTS} tries; the last: {problem}; "
+                              f"it began: {reply_excerpt(reply)}")
 
     async def reflect(self, ctx: AgentContext, proposal: Proposal, evaluation: Evaluation) -> str:
         """The model's lesson from the verdict, clipped to 1,200 characters.
@@ -326,52 +338,76 @@ ChatMaker = Callable[[BackendSettings], ChatModel]
 """Builds a backend's ChatModel for one agent's settings; raises ConfigError when they cannot work."""
 
 
-def llm_factory(backend: BackendKind, make_chat: ChatMaker, *, config: BackendConfig | str | Path | None,
-                recorder: CallRecorder | None, model: str | None, device: str, check: bool) -> AgentFactory:
-    """The AgentFactory of a model backend: one LLMAgent per agent, with that agent's settings and price.
+def _backend_module(kind: BackendKind) -> Any:
+    return importlib.import_module(f"kernelarc.agents.{kind.value}")
+
+
+def llm_factory(backend: BackendKind, *, config: BackendConfig | str | Path | None, recorder: CallRecorder | None,
+                model: str | None, device: str, check: bool, workspace: Path | None = None) -> AgentFactory:
+    """The AgentFactory of a model backend: one LLMAgent per agent, on that agent's backend, with its
+    settings and price. An `[[agents]]` override with `backend` moves the agents it matches to another
+    model backend (a mixed OpenAI/Anthropic team); each backend module's `chat_maker` builds their chats.
 
     Args:
-        backend: which section and overrides of `config` apply.
-        make_chat: the backend's ChatModel constructor.
+        backend: the team's backend; which section and overrides of `config` apply.
         config: the configuration, or the path of its file (`--backend-option config=FILE`); None: defaults
             and the environment only.
         recorder: where every call goes (the campaign passes `Recorders(StoreRecorder(store), budget)`);
             None keeps them in a `MemoryRecorder`.
         model: the `--model` option, replacing the section's model.
         device: the device the guard times on, shown in prompts.
-        check: check keys and servers now (`check_backend`), so that a campaign fails at start.
+        check: check keys and servers now (`check_backend`), so that a campaign fails at start, and the
+            settings each agent gets when it is made.
+        workspace: where cli agents (the team's, or agents moved to cli) make their folders.
 
     Raises:
         ConfigError: with `check`, a key is missing, a server unreachable or a model unknown.
     """
     config = (config if isinstance(config, BackendConfig) else load_config(config)).with_model(backend, model)
     recorder = recorder if recorder is not None else MemoryRecorder()
+    checked: set[tuple] = set()
     if check:
-        check_backend(config, backend)
+        check_backend(config, backend, checked)
 
     def make(agent_id: str, strategy: Strategy, task: Task, seed: int) -> LLMAgent:
-        settings = config.settings_for(backend, agent_id, strategy.name)
-        chat = make_chat(settings)
-        return LLMAgent(agent_id, chat, recorder, price=config.price(chat.model), device=device)
+        kind = config.backend_for(agent_id, strategy.name, backend)
+        settings = config.settings_for(kind, agent_id, strategy.name)
+        try:
+            if check:
+                _preflight(kind, settings, checked)
+            chat = _backend_module(kind).chat_maker(workspace)(settings)
+        except ConfigError as e:
+            raise ConfigError(f"agent {agent_id} ({kind.value}; settings from "
+                              f"{config.sources(kind, agent_id, strategy.name)}): {e}") from None
+        return LLMAgent(agent_id, chat, recorder, price=config.price(chat.model), device=device, backend=kind.value)
 
     return make
 
 
-def check_backend(config: BackendConfig, backend: BackendKind) -> None:
-    """Fail fast when a key is missing, a server unreachable or a model unknown, for every setting in use.
+def check_backend(config: BackendConfig, backend: BackendKind, checked: set[tuple] | None = None) -> None:
+    """Fail fast when a key is missing, a server unreachable or a model unknown, for every setting the
+    team on `backend` can use (its own and those of the backends overrides move agents to).
 
-    Each distinct (server, key variable, model) is checked once by the backend module's `preflight`.
+    Each distinct (backend, server, key variable, model, command) is checked once by the backend
+    module's `preflight`; `checked` collects them.
 
     Raises:
-        ConfigError: one line naming the variable, URL or model at fault.
+        ConfigError: one line naming the config section, and the variable, URL or model at fault.
     """
-    module = importlib.import_module(f"kernelarc.agents.{backend.value}")
-    seen = set()
-    for _, settings in config.variants(backend):
-        key = (settings.base_url, settings.api_key_env, settings.model, settings.command)
-        if key not in seen:
-            seen.add(key)
-            module.preflight(settings)
+    checked = set() if checked is None else checked
+    for kind in config.backends_in_use(backend):
+        for where, settings in config.variants(kind, backend):
+            try:
+                _preflight(kind, settings, checked)
+            except ConfigError as e:  # a section's own errors name it; an override's are prefixed with its
+                raise (e if where == f"[{kind.value}]" else ConfigError(f"with {where} of the config: {e}")) from None
+
+
+def _preflight(kind: BackendKind, settings: BackendSettings, checked: set[tuple]) -> None:
+    key = (kind, settings.base_url, settings.api_key_env, settings.model, settings.command)
+    if key not in checked:
+        _backend_module(kind).preflight(settings)
+        checked.add(key)
 
 
 def _reflection(text: str) -> str:
@@ -383,5 +419,5 @@ def _reflection(text: str) -> str:
 __all__ = [
     "AgentStepFailed", "ChatMaker", "ChatModel", "Completion", "LLMAgent", "Message", "ModelCallError",
     "PROPOSE_ATTEMPTS", "ParsedReply", "ReplyError", "ReplyFormat", "apply_edits", "check_backend", "llm_factory",
-    "parse_reply", "prompt_variables", "reflect_variables",
+    "parse_reply", "prompt_variables", "reflect_variables", "reply_excerpt",
 ]

@@ -90,13 +90,19 @@ def preflight(settings: BackendSettings) -> None:
         raise ConfigError(f"model {model!r} is not served by {url}; it serves: {', '.join(sorted(served)[:10])}")
 
 
+def chat_maker(workspace: Path | None = None) -> type[OpenAIChat]:
+    """What builds this backend's ChatModel from an agent's settings (`workspace` is the cli backend's)."""
+    return OpenAIChat
+
+
 def openai_factory(config: BackendConfig | str | Path | None = None, recorder: CallRecorder | None = None, *,
-                   model: str | None = None, device: str = "cuda", check: bool = True) -> AgentFactory:
+                   model: str | None = None, device: str = "cuda", check: bool = True,
+                   workspace: Path | None = None) -> AgentFactory:
     """The `openai` backend's AgentFactory (see `llm_factory` for the arguments)."""
-    return llm_factory(BackendKind.OPENAI, OpenAIChat, config=config, recorder=recorder, model=model, device=device,
-                       check=check)
+    return llm_factory(BackendKind.OPENAI, config=config, recorder=recorder, model=model, device=device,
+                       check=check, workspace=workspace)
 
 
 register_backend("openai", openai_factory)
 
-__all__ = ["OpenAIChat", "openai_factory", "preflight"]
+__all__ = ["OpenAIChat", "chat_maker", "openai_factory", "preflight"]

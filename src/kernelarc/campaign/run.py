@@ -103,9 +103,10 @@ def _slots(task: Task, options: CampaignOptions, store: Store, factory: AgentFac
     for i in range(options.agents):
         strategy = strategies[i % len(strategies)]
         agent_id = f"a{i}-{strategy.name}"
-        store.register_agent(agent_id, strategy.name, options.backend)
-        slots.append(AgentSlot(id=agent_id, index=i, strategy=strategy,
-                               agent=factory(agent_id, strategy, task, options.seed * 1000 + i)))
+        agent = factory(agent_id, strategy, task, options.seed * 1000 + i)
+        # a team may mix backends ([[agents]] overrides): each agent is recorded with its own
+        store.register_agent(agent_id, strategy.name, getattr(agent, "backend", "") or options.backend)
+        slots.append(AgentSlot(id=agent_id, index=i, strategy=strategy, agent=agent))
     return slots
 
 

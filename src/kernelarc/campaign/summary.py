@@ -192,11 +192,14 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     for slot in campaign.slots:
         record = store.agent(slot.id)
         verdicts = counts.verdicts.get(slot.id, {})
+        failed = [e.payload["error"] for e in store.events(kind="agent_error", agent_id=slot.id)
+                  if "phase" not in e.payload]  # proposals only: a failed reflection still judged its candidate
         agents.append({"agent": slot.id, "strategy": slot.strategy.name, "backend": record.backend,
                        "steps": record.state.steps, "verdicts": {v.value: n for v, n in verdicts.items()},
                        "best_speedup_vs_reference": record.state.incumbent_speedup,
                        "incumbent_id": record.state.incumbent_id, "plateaus": record.state.drafts,
-                       "retired": record.state.retired})
+                       "retired": record.state.retired, "failed_steps": len(failed),
+                       "last_error": failed[-1] if failed else None})
     totals: dict[str, int] = {}
     for per_agent in counts.verdicts.values():
         for verdict, n in per_agent.items():
@@ -211,6 +214,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "baselines": baselines,
         "best": best,
         "candidates": campaign.agent_candidates_used(),
+        "backend_failed": campaign.agent_candidates_used() == 0 and any(a["failed_steps"] for a in agents),
         "budget": campaign.options.budget,
         "verdicts": totals,
         "agents": agents,

@@ -134,6 +134,8 @@ def optimize_command(
         progress.final(summary, result.run_dir)
     if stop == "interrupted":
         return EXIT_INTERRUPTED
+    if summary.get("backend_failed"):  # a baseline may lead, but no agent ever worked: not a success
+        return EXIT_NO_CORRECT
     return EXIT_OK if summary.get("best") else EXIT_NO_CORRECT
 
 

@@ -48,6 +48,12 @@ class LiveProgress:
                            f"({summary['verdicts']})", highlight=False)
         if summary.get("stop_detail"):
             self.console.print(f"({summary['stop_detail']})", highlight=False, markup=False)
+        for agent in summary.get("agents", []):
+            if agent.get("failed_steps"):
+                self.console.print(f"{agent['agent']} ({agent['backend']}): {agent['failed_steps']} step(s) gave no "
+                                   f"candidate; the last: {agent['last_error']}", highlight=False, markup=False)
+        if summary.get("backend_failed"):
+            self.console.print("[bold red]no agent produced a candidate: their backends failed (above)[/]")
         if not best:
             self.console.print("[bold red]no correct candidate[/]")
             return
