@@ -95,3 +95,110 @@ def test_rename_leaves_strings_and_comments_alone():
     source = 'class Model:  # Model here\n    name = "Model"\n\nm = Model()\nModelX = 1\n'
     assert rename(source, "Model", "ModelNew") == (
         'class ModelNew:  # Model here\n    name = "Model"\n\nm = ModelNew()\nModelX = 1\n')
+
+
+# --- --export torch-op: the winner as a registered PyTorch custom op -------------------------------
+
+RELU = Path(__file__).resolve().parents[2] / "examples" / "kernelbench" / "relu_small.py"
+
+
+def _op_module(task, candidate, out_dir: Path):
+    from kernelarc.campaign.export import export_torch_op, op_name
+
+    export_best(task, candidate, out_dir)
+    op_file, reference = export_torch_op(task, candidate, out_dir)
+    assert reference.read_text() == task.reference_source
+    return _load(op_file), getattr(torch.ops.kernelarc, op_name(task, candidate))
+
+
+def test_a_triton_kernel_exported_as_an_op_traces_without_graph_breaks_and_exports(tmp_path):
+    from kernelarc.campaign.export import op_name
+
+    task = load_task(RELU)
+    candidate = candidate_from_source((RELU.parent / "relu_small_triton.py").read_text(), task, name="c4")
+    _, op = _op_module(task, candidate, tmp_path)
+    name = op_name(task, candidate)
+
+    class Net(torch.nn.Module):  # the op between two ops torch.compile would fuse
+        def forward(self, x):
+            return op(x * 2.0) + 1.0
+
+    x = torch.randn(64, 1000)
+    with torch.no_grad():
+        torch.testing.assert_close(Net()(x), torch.relu(x * 2.0) + 1.0)
+        explained = torch._dynamo.explain(Net())(x)
+        assert explained.graph_break_count == 0 and explained.graph_count == 1
+        torch.testing.assert_close(torch.compile(Net())(x), torch.relu(x * 2.0) + 1.0)
+    program = torch.export.export(Net(), (x,))
+    assert f"torch.ops.kernelarc.{name}.default" in program.graph_module.code
+    torch.testing.assert_close(program.module()(x), torch.relu(x * 2.0) + 1.0)
+
+
+def test_an_op_of_a_task_with_weights_computes_with_the_weights_the_guard_built(tmp_path):
+    task = load_task(LINEAR_TASK)
+    eager = baseline_candidates(task)[EAGER]
+    _, op = _op_module(task, eager, tmp_path)
+    runtime = TaskRuntime(task, "cpu")
+    [x] = runtime.make_inputs(task.workloads[0], 5)
+    with torch.no_grad():
+        torch.testing.assert_close(op(x), runtime.reference()(x))
+    assert torch.library.opcheck(op, (x,), test_utils=("test_schema", "test_faketensor"))["test_faketensor"] == "SUCCESS"
+
+
+def test_a_sol_run_function_becomes_an_op_with_the_definitions_input_names(tmp_path):
+    task = load_task(RMSNORM)
+    candidate = candidate_from_source((RMSNORM / "solution_torch.py").read_text(), task, name="c2")
+    module, op = _op_module(task, candidate, tmp_path)
+    assert "hidden_states: torch.Tensor, weight: torch.Tensor, eps: float" in (tmp_path / "torch_op.py").read_text()
+    inputs = TaskRuntime(task, "cpu").make_inputs(task.workloads[0], 3)
+    with torch.no_grad():
+        torch.testing.assert_close(op(*inputs), module._kernel.run(*inputs))
+        program = torch.export.export(_Call(op), tuple(inputs))
+    assert program.module()(*inputs).shape == inputs[0].shape
+
+
+class _Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def test_a_solution_json_winner_is_refused_in_one_line(tmp_path):
+    from kernelarc.campaign.export import ExportError, export_torch_op
+    from kernelarc.guard import solution_candidate
+
+    task = load_task(RMSNORM)
+    solution = solution_candidate((RMSNORM / "solution.json").read_text())
+    try:
+        export_torch_op(task, solution, tmp_path)
+    except ExportError as e:
+        assert "solution.json" in str(e) and "\n" not in str(e)
+    else:
+        raise AssertionError("a solution.json winner was exported as an op")
+
+
+def test_export_run_writes_the_op_of_a_finished_campaign_and_lists_it_in_the_summary(robust, tmp_path):
+    import shutil
+
+    from kernelarc.campaign.export import export_run
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(robust.run_dir, run_dir)
+    op_file, _ = export_run(run_dir)
+    assert str(op_file.relative_to(run_dir)) in json.loads((run_dir / "summary.json").read_text())["best"]["files"]
+    module = _load(op_file)
+    task = load_task(Path(module._reference.__file__))
+    [x] = TaskRuntime(task, "cpu").make_inputs(task.workloads[0], 11)
+    with torch.no_grad():
+        torch.testing.assert_close(module.__dict__[module.OP.split("::")[1]](x), x.sum(dim=1, keepdim=True))
+
+
+def test_an_unknown_export_kind_is_one_line_and_exit_2(capsys):
+    from kernelarc.cli.main import run_app
+
+    assert run_app(["optimize", str(LINEAR_TASK), "--export", "onnx", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "--export: unknown kind 'onnx'" in err and "Traceback" not in err

@@ -4,6 +4,9 @@ KernelBench: `best/model_new.py` (the `ModelNew` module as judged) and `best/sta
 module plus a `__main__` block that checks it against the embedded reference and times both.
 SOL-ExecBench: `best/solution.json` (inline sources, entry `kernel.py::run`, returning its outputs:
 destination_passing_style false, as the guard judged it) and `best/kernel.py`.
+On request (`--export torch-op`), either format also as a registered PyTorch custom op:
+`best/torch_op.py` beside the kernel file and `best/reference.py` (its fake implementation), so the
+kernel drops into a model and traces under torch.compile and torch.export (docs/model.md).
 
 What a file says it is, it is. A winner that builds C++ with `load_inline` at import gets no
 solution.json (SOL-ExecBench's evaluator refuses such a Python solution, and its C++ family wants
@@ -16,14 +19,24 @@ named and described as that baseline. Names carry the task and the candidate.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
+import re
 import tokenize
 from pathlib import Path
 
+import jinja2
+
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
+from kernelarc.errors import UserError
 from kernelarc.guard.candidate import Candidate, CandidateKind, infer_language
 from kernelarc.task.model import Task, TaskFormat
+from kernelarc.task.runtime import INIT_SEED
+
+TORCH_OP = "torch-op"
+"""`--export torch-op`: the winner also as a registered PyTorch custom op (`export_torch_op`)."""
+EXPORT_KINDS = (TORCH_OP,)
 
 _KB_COMPILE_DROP_IN = '''
 
@@ -159,4 +172,107 @@ def rename(source: str, old: str, new: str) -> str:
     return "".join(lines)
 
 
-__all__ = ["export_best", "kernelbench_drop_in", "which_baseline"]
+class ExportError(UserError):
+    """A winner that cannot be written in the form asked for (the message says why)."""
+
+
+_SCALAR_TYPES = {"bool": "bool", "int64": "int", "int32": "int", "float32": "float", "float64": "float"}
+
+
+def op_name(task: Task, candidate: Candidate) -> str:
+    """The op's name in the `kernelarc` namespace: the task's name and the kernel's hash, so two
+    kernels of one task (or two tasks of one name) can be registered in one process."""
+    stem = re.sub(r"\W", "_", task.name).strip("_").lower() or "task"
+    return f"{'t_' if stem[0].isdigit() else ''}{stem}_{candidate.hash[:8]}"
+
+
+def _forward_params(task: Task) -> list[str]:
+    """Names of the reference's inputs: SOL-ExecBench's, or `Model.forward`'s (`arg<i>` for `*args`)."""
+    if task.format is TaskFormat.SOL:
+        return list(task.input_names)
+    for node in ast.parse(task.reference_source).body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "forward" and item.args.vararg is None:
+                    return [a.arg for a in item.args.args[1:]]
+    return [f"arg{i}" for i in range(len(task.workloads[0].inputs))]
+
+
+def export_torch_op(task: Task, candidate: Candidate, out_dir: Path) -> list[Path]:
+    """Write `torch_op.py` (and `reference.py`) beside the kernel file `export_best` wrote in `out_dir`.
+
+    Raises:
+        ExportError: the kernel is a multi-file solution.json, or the task's input and output specs
+            are unknown (the loader could not infer them), so no op schema can be written.
+    """
+    if candidate.kind is CandidateKind.SOLUTION:
+        raise ExportError(f"{task.name}: the winner is a solution.json; only a Python module (ModelNew or run) "
+                          "is exported as a torch op")
+    workload = task.workloads[0]
+    params = _forward_params(task)
+    if not workload.inputs or not workload.outputs or len(params) != len(workload.inputs):
+        raise ExportError(f"{task.name}: its inputs and outputs could not be inferred, so no op schema can be written")
+    typed = []
+    for name, spec in zip(params, workload.inputs):
+        if spec.is_scalar and spec.dtype not in _SCALAR_TYPES:
+            raise ExportError(f"{task.name}: input {name} is a {spec.dtype} scalar, which a torch op cannot take")
+        typed.append(f"{name}: {_SCALAR_TYPES[spec.dtype] if spec.is_scalar else 'torch.Tensor'}")
+    tensors = [name for name, spec in zip(params, workload.inputs) if not spec.is_scalar]
+    if not tensors:
+        raise ExportError(f"{task.name}: it takes no tensor, so the op could not tell which device to run on")
+    n_out = len(workload.outputs)
+    kernelbench = task.format is TaskFormat.KERNELBENCH
+    kernel_file = "model_new.py" if kernelbench else "kernel.py"
+    if not (out_dir / kernel_file).is_file():
+        export_best(task, candidate, out_dir)
+    text = _TEMPLATES.get_template("torch_op.py.j2").render(
+        task=task.name, candidate=candidate.name, op=op_name(task, candidate), params=params, typed_params=typed,
+        returns="torch.Tensor" if n_out == 1 else f"tuple[{', '.join(['torch.Tensor'] * n_out)}]", outputs=n_out,
+        first_tensor=tensors[0], kernelbench=kernelbench, kernel_file=kernel_file, init_seed=INIT_SEED,
+        entry_desc="ModelNew" if kernelbench else "`run`", destination_passing=candidate.destination_passing)
+    reference = out_dir / "reference.py"
+    reference.write_text(task.reference_source)
+    op_file = out_dir / "torch_op.py"
+    op_file.write_text(text)
+    return [op_file, reference]
+
+
+def export_run(run_dir: Path, kind: str = TORCH_OP) -> list[Path]:
+    """Export the winner of the finished campaign in `run_dir` as `kind` into `run_dir/best/`, and list
+    the files in summary.json's `best.files` (so `optimize --resume RUN_DIR --export` works after the fact).
+
+    Raises:
+        ExportError: an unknown kind, no finished campaign or no winner in `run_dir`, or a winner that
+            cannot be written as `kind`.
+    """
+    from kernelarc.campaign.run import DB_NAME  # run -> summary -> export: imported here, not at the top
+    from kernelarc.guard.candidate import stored_candidate
+    from kernelarc.memory import Store
+    from kernelarc.task.loader import load_task
+
+    if kind not in EXPORT_KINDS:
+        raise ExportError(f"unknown export {kind!r}: choose from {', '.join(EXPORT_KINDS)}")
+    summary_file = run_dir / "summary.json"
+    if not summary_file.is_file():
+        raise ExportError(f"{run_dir}: no finished campaign (summary.json is missing)")
+    summary = json.loads(summary_file.read_text())
+    best = summary.get("best")
+    if not best:
+        raise ExportError(f"{run_dir}: the campaign has no winner to export")
+    store = Store(run_dir / DB_NAME)
+    task = load_task(store.get_meta().task_path)
+    record = store.candidate(best["candidate_id"])
+    candidate = stored_candidate(record.kind, record.source, task, name=f"c{best['candidate_id']}")
+    files = export_torch_op(task, candidate, run_dir / "best")
+    best["files"] = sorted(set(best.get("files", [])) | {str(f.relative_to(run_dir)) for f in files})
+    summary_file.write_text(json.dumps(summary, indent=2, default=str))
+    return files
+
+
+_TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("kernelarc.campaign", "templates"),
+                                undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                keep_trailing_newline=True, autoescape=False)
+
+
+__all__ = ["EXPORT_KINDS", "ExportError", "TORCH_OP", "export_best", "export_run", "export_torch_op", "kernelbench_drop_in",
+           "op_name", "which_baseline"]

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console
-from kernelarc.cli.optimize_cmd import parse_backend_options
+from kernelarc.cli.optimize_cmd import check_exports, export_winner, parse_backend_options
 from kernelarc.cli.report_cmd import announce_report
 
 
@@ -35,12 +35,14 @@ def bench_command(
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
+    export: Annotated[list[str], typer.Option("--export", help="Also export each task's winner as: torch-op (a registered PyTorch custom op, <task>/campaign/best/torch_op.py); repeatable.")] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="Print results.json on stdout at the end.")] = False,
 ) -> int:
     """Bench SUITE: per task SOL, eager, torch.compile (default, max-autotune) and a kernelarc campaign; geomeans."""
     from kernelarc.bench import BenchOptions, RowStatus, discover, run_suite, suite_geomeans
     from kernelarc.bench.report import RESULTS_MD
 
+    check_exports(export)
     options = BenchOptions(
         agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
         backend_options=parse_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
@@ -56,6 +58,9 @@ def bench_command(
                         notify=lambda line: err_console.print(line, highlight=False, markup=False))
     runs = results.ablation if ablation else results.rows
     mine = [r for r in runs if not only or r.task in only]
+    for row in mine:
+        if row.status is RowStatus.COMPLETE and row.run_dir:
+            export_winner(Path(row.run_dir), export)
     if not ablation:
         g = suite_geomeans(results.rows)["speedup_vs_eager"]
         line = f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task"

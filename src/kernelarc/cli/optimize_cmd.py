@@ -66,6 +66,7 @@ def optimize_command(
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Relative tolerance for every output (default: the task's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
+    export: Annotated[list[str], typer.Option("--export", help="Also export the winner as: torch-op (a registered PyTorch custom op, best/torch_op.py); repeatable.")] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout at the end.")] = False,
 ) -> int:
     """Optimize TASK with strategy agents judged by the guard; the winner lands in RUN_DIR/best/."""
@@ -73,6 +74,7 @@ def optimize_command(
     from kernelarc.campaign.run import replay as replay_campaign
     from kernelarc.task.loader import load_task
 
+    check_exports(export)
     progress = LiveProgress(err_console, enabled=not as_json and err_console.is_terminal)
     if resume is not None and replay is not None:
         fail("give either --resume RUN_DIR or --replay RUN_DIR, not both")
@@ -121,7 +123,8 @@ def optimize_command(
 
         with progress:
             result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
-    summary = result.summary
+    export_winner(result.run_dir, export)
+    summary = json.loads((result.run_dir / "summary.json").read_text()) if export else result.summary
     announce_report(result.run_dir)
     if as_json:
         print(json.dumps(summary, default=str))
@@ -137,6 +140,31 @@ def optimize_command(
     if summary.get("backend_failed"):  # a baseline may lead, but no agent ever worked: not a success
         return EXIT_NO_CORRECT
     return EXIT_OK if summary.get("best") else EXIT_NO_CORRECT
+
+
+def check_exports(kinds: list[str]) -> None:
+    """Refuse an unknown `--export` before anything runs."""
+    from kernelarc.campaign.export import EXPORT_KINDS
+
+    for kind in kinds:
+        if kind not in EXPORT_KINDS:
+            fail(f"--export: unknown kind {kind!r}; choose from {', '.join(EXPORT_KINDS)}")
+
+
+def export_winner(run_dir: Path, kinds: list[str]) -> None:
+    """`--export`: the campaign's winner in each kind asked for; one line each, a failure included
+    (the campaign's own result stands)."""
+    from kernelarc.campaign.export import ExportError, export_run
+
+    if not (run_dir / "summary.json").is_file():
+        return
+    for kind in kinds:
+        try:
+            files = export_run(run_dir, kind)
+        except ExportError as e:
+            err_console.print(f"kernelarc: --export {kind}: not exported: {e}", highlight=False, markup=False)
+        else:
+            err_console.print(f"kernelarc: --export {kind}: {files[0]}", highlight=False, markup=False)
 
 
 EXIT_INTERRUPTED = 130
