@@ -43,6 +43,21 @@ def test_geomeans_cover_complete_rows_that_have_the_figure():
     assert g["sol_score_mean"].value == pytest.approx(0.7)
 
 
+def test_rows_a_baseline_won_are_marked_and_never_counted_as_kernelarcs_gain(tmp_path):
+    # issue 19: torch.compile won a row at 3.6x over eager and the suite geomean counted it as kernelarc's
+    rows = [row("ours", 2.0, 1.5, best_label="a0-fusion (fusion)"),
+            row("compiled", 3.6, 1.0, best_label="baseline torch.compile", winner_baseline="torch.compile"),
+            row("plain", None, 0.9, best_label="baseline eager", winner_baseline="eager")]
+    g = suite_geomeans(rows)
+    assert (g["speedup_vs_eager"].value, g["speedup_vs_eager"].n) == (pytest.approx(2.0), 1)
+    assert (g["speedup_vs_best_compile"].value, g["speedup_vs_best_compile"].n) == (pytest.approx(1.5), 1)
+    assert g["speedup_vs_eager"].baseline_wins == 2
+    md = render_markdown(Results(suite="/suites/demo", updated_at=STAMP, rows=rows))
+    assert "| **geomean** (kernelarc's wins only: 2 row(s) a baseline won left out) |" in md
+    assert "| baseline torch.compile | 3.60x (baseline's, not counted) |" in md and "| 2.00x (1) |" in md
+    assert plot_results(Results(suite="/suites/demo", rows=rows), tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_arm_summary_is_geomean_over_seeds_of_suite_geomeans():
     runs = [run("a", Arm.SHARED_BOUNDED, 0, 2.0), run("b", Arm.SHARED_BOUNDED, 0, 8.0),
             run("a", Arm.SHARED_BOUNDED, 1, 1.0), run("b", Arm.SHARED_BOUNDED, 1, 1.0),
@@ -70,7 +85,7 @@ def test_results_round_trip_with_computed_aggregates(tmp_path):
     results = Results(suite="/s", rows=[row("a", 2.0)], ablation=[run("a", Arm.SHARED_UNBOUNDED, 0, 3.0)])
     save_results(results, tmp_path)
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["geomeans"]["speedup_vs_eager"] == {"value": 2.0, "n": 1}
+    assert data["geomeans"]["speedup_vs_eager"] == {"value": 2.0, "n": 1, "baseline_wins": 0}
     assert [a["arm"] for a in data["arms"]] == ["shared_unbounded"]
     assert load_results(tmp_path, "/s") == results
 

@@ -31,6 +31,14 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert summary["baselines"]["eager"]["timing"] == "cpu_wall"
     best = summary["best"]
     assert best["speedup_vs_eager"] > 10 and best["speedup_vs_compile"] is None
+    # One set of numbers: the ratio and both times come from the same head-to-head with the eager baseline.
+    assert best["baseline"] is None and list(best["head_to_head"]) == ["eager"]
+    eager = best["head_to_head"]["eager"]
+    assert eager["baseline_candidate_id"] == summary["baselines"]["eager"]["candidate_id"]
+    assert eager["speedup"] == best["speedup_vs_eager"] and eager["candidate_ms"] == best["latency_ms"]
+    assert eager["baseline_ms"] == best["eager_ms"]
+    assert eager["baseline_ms"] / eager["candidate_ms"] == pytest.approx(eager["speedup"])  # one workload
+    assert best["claim"] == open_store(mixed.run_dir).candidate(best["candidate_id"]).claim
     assert best["sol_ms"] is None and best["sol_score"] is None  # no SOL bound on the CPU
     assert best["timing"] == "cpu_wall" and best["basis"] == "wall"
     assert best["wall_ms"] == pytest.approx(best["latency_ms"]) and best["device_ms"] is None  # no device time on the CPU

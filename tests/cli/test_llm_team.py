@@ -43,5 +43,9 @@ def test_a_team_whose_backends_give_nothing_fails_and_says_why(openai_server, an
         assert excerpt in agent["last_error"]
         assert f"{agent['agent']} ({agent['backend']}): 5 step(s) gave no candidate; the last:" in shown
     assert excerpt in shown and "no agent produced a candidate" in shown
+    # The eager baseline leads: said to be the baseline, not timed against itself, no gain claimed.
+    best = summary["best"]
+    assert best["baseline"] == "eager" and best["head_to_head"] == {} and best["speedup_vs_eager"] is None
+    assert "best: the eager baseline (no agent candidate beat it" in shown and "x vs eager" not in shown
     assert len([r for r in anthropic_server.posts if r.body.get("max_tokens") != 1]) == 10
     assert len(openai_server.posts) == 10

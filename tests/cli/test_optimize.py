@@ -104,8 +104,16 @@ def test_bad_run_dirs_exit_2_with_one_line(tmp_path, capsys):
 
 def test_the_final_line_says_when_a_baseline_displaced_the_leader(tmp_path):
     buffer = io.StringIO()
-    best = {"agent": "baseline:eager", "strategy": "baseline", "speedup_vs_eager": 1.0, "speedup_vs_compile": 1.2,
-            "sol_score": None, "timing": "cuda_events", "files": ["best/model_new.py"], "displaced_leader": "a1-fusion"}
+    vs_compile = {"baseline_candidate_id": 2, "candidate_id": 1, "verdict": "KEEP", "candidate_ms": 1.0,
+                  "baseline_ms": 1.2, "speedup": 1.2, "basis": "wall", "timing": "cuda_events"}
+    best = {"candidate_id": 1, "agent": "baseline:eager", "strategy": "baseline", "baseline": "eager",
+            "head_to_head": {"torch.compile": vs_compile}, "speedup_vs_eager": None, "speedup_vs_compile": 1.2,
+            "speedup_vs_reference_chained": 1.0, "sol_score": None, "timing": "cuda_events",
+            "files": ["best/model_new.py"], "displaced_leader": "a1-fusion"}
     summary = {"stop_reason": "time_limit", "candidates": 9, "verdicts": {"ACCEPT": 9}, "best": best}
     LiveProgress(Console(file=buffer, width=200), enabled=False).final(summary, tmp_path)
-    assert "a1-fusion led the campaign but timed slower than baseline:eager head to head" in buffer.getvalue()
+    shown = buffer.getvalue()
+    assert "best: the eager baseline (no agent candidate beat it" in shown
+    assert "a1-fusion led the campaign but timed slower than it head to head at the end" in shown
+    # the ratio comes with the two times of its own head-to-head, and the baseline is not timed against itself
+    assert "1.200x vs torch.compile: 1 ms against 1.2 ms, timed head to head" in shown and "vs eager" not in shown

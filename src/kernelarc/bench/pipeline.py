@@ -108,6 +108,13 @@ def _ratios(best: dict, speedups: list[float]) -> dict:
             "sol_score": sol_score(best_ms, baseline_ms, sol) if baseline_ms is not None else None}
 
 
+def _label(best: dict) -> str:
+    """Who won, as the table shows it: a baseline named as one, else the agent and its strategy."""
+    if best.get("baseline"):
+        return f"baseline {best['baseline']}"
+    return f"{best['agent']} ({best['strategy']})"
+
+
 def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
     """Bench one task into DIR/<task>/campaign; a failure becomes a FAILED row."""
     campaign_options = options.campaign_options()
@@ -140,7 +147,7 @@ def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
         eager=_baseline(eager or None, best.get("eager_ms")), compile=compiled, max_autotune=max_autotune,
         best_ms=best.get("latency_ms"), basis=best.get("basis"), best_device_ms=best.get("device_ms"),
         best_wall_ms=best.get("wall_ms"), flops=task.workloads[0].flops if len(task.workloads) == 1 else None,
-        best_label=f"{best['agent']} ({best['strategy']})" if best else None,
+        best_label=_label(best) if best else None, winner_baseline=best.get("baseline"),
         **speedups, speedup_vs_best_compile=min(compile_speedups) if compile_speedups else None,
         **_ratios(best, [s for s in speedups.values() if s is not None]),
         candidates=summary["candidates"], budget=summary["budget"], stop_reason=summary["stop_reason"],

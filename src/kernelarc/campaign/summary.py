@@ -26,6 +26,7 @@ from kernelarc.guard import Evaluation, Verdict
 from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.guard.samples import median
 from kernelarc.report import plot_progress
+from kernelarc.report.plot import WinnerMark
 from kernelarc.roofline import sol_score
 
 
@@ -57,11 +58,13 @@ class Finals:
 
 
 async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> dict[str, Evaluation]:
+    """The winner timed against each correct baseline but itself (a baseline that won is not timed
+    against itself: that ratio, 1.05x in issue 19, was noise presented as a gain)."""
     winner = campaign.candidate(entry.candidate_id)
     out = {}
     for name, cid in campaign.baselines.items():
         base_eval = campaign.store.evaluation(cid)
-        if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT:
+        if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT or cid == entry.candidate_id:
             continue
         baseline = campaign.candidate(cid)
         out[name] = await campaign.executor.evaluate(winner, baseline, slot=0, trusted=True, cutoff=campaign.cutoff,
@@ -131,11 +134,13 @@ def timing_consistency(store, finals: Finals, baselines: dict[str, int], min_ms:
             "p90_spread": spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))], "min_ms": min_ms}
 
 
-def _series(campaign: Campaign) -> dict[str, list[tuple[int, float]]]:
-    """Best speedup over the reference after each evaluation, per agent (for the plot)."""
+def _series(campaign: Campaign) -> tuple[dict[str, list[tuple[int, float]]], dict[int, tuple[int, float]]]:
+    """Best chained speedup over the reference after each evaluation, per agent (for the plot), and
+    each judged candidate's (evaluation number, chained speedup)."""
     series: dict[str, list[tuple[int, float]]] = {}
     chain: dict[int | None, float] = {None: 1.0}
     best: dict[str, float] = {}
+    placed: dict[int, tuple[int, float]] = {}
     for n, record in enumerate(campaign.store.evaluations(), start=1):
         ev = record.evaluation
         base = chain.get(record.against_incumbent_id, 1.0)
@@ -145,7 +150,22 @@ def _series(campaign: Campaign) -> dict[str, list[tuple[int, float]]]:
         if ev.verdict is Verdict.KEEP or agent == "baselines":
             best[agent] = max(best.get(agent, 1.0), chain.get(record.candidate_id, 1.0))
         series.setdefault(agent, []).append((n, best.get(agent, 1.0)))
-    return series
+        placed[record.candidate_id] = (n, chain.get(record.candidate_id, 1.0))
+    return series, placed
+
+
+def baseline_name(campaign: Campaign, candidate_id: int) -> str | None:
+    """The baseline a candidate is (`eager`, `torch.compile`), or None for an agent's."""
+    return next((name for name, cid in campaign.baselines.items() if cid == candidate_id), None)
+
+
+def head_to_head(winner_id: int, baseline_id: int, ev: Evaluation) -> dict:
+    """One final comparison as summary.json states it: both times come from the same interleaved
+    evaluation as the ratio, so the ratio of the times shown is the speedup shown."""
+    return {"baseline_candidate_id": baseline_id, "candidate_id": winner_id, "verdict": ev.verdict.value,
+            "candidate_ms": ev.latency_ms if ev.correct else None, "baseline_ms": ev.incumbent_ms if ev.correct else None,
+            "speedup": ev.speedup if ev.correct else None, "basis": ev.basis,
+            "timing": ev.timing.value if ev.timing else None}
 
 
 def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals: Finals, *,
@@ -169,6 +189,10 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         files = export_best(task, campaign.candidate(leader.candidate_id), run_dir / "best")
         best = {
             "candidate_id": leader.candidate_id, "agent": leader.agent_id, "strategy": leader.strategy,
+            "baseline": baseline_name(campaign, leader.candidate_id),
+            "claim": store.candidate(leader.candidate_id).claim,
+            "head_to_head": {name: head_to_head(leader.candidate_id, campaign.baselines[name], ev)
+                             for name, ev in finals.against.items()},
             "speedup_vs_reference_chained": leader.speedup,
             "final_timing": finals.timed,
             "displaced_leader": finals.displaced.agent_id if finals.displaced else None,
@@ -237,8 +261,21 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "versions": _versions(),
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    plot_progress(_series(campaign), run_dir / "progress.png", f"kernelarc: {task.name}")
+    series, placed = _series(campaign)
+    plot_progress(series, run_dir / "progress.png", f"kernelarc: {task.name}",
+                  winner=_plotted_winner(best, placed.get(leader.candidate_id)) if best else None)
     return summary
 
 
-__all__ = ["Finals", "faster_baseline", "final_measurements", "timing_consistency", "write_outputs"]
+def _plotted_winner(best: dict, placed: tuple[int, float] | None) -> WinnerMark | None:
+    """The winner's mark on progress.png: where the campaign judged it, and the headline's figure."""
+    if placed is None:
+        return None
+    who = f"the {best['baseline']} baseline" if best["baseline"] else f"#{best['candidate_id']} {best['agent']}"
+    figure = ("no head-to-head timing" if best["speedup_vs_eager"] is None
+              else f"{best['speedup_vs_eager']:.3g}x vs eager head to head")
+    return WinnerMark(order=placed[0], chained=placed[1], label=f"winner: {who}, {figure}")
+
+
+__all__ = ["Finals", "baseline_name", "faster_baseline", "final_measurements", "head_to_head", "timing_consistency",
+           "write_outputs"]

@@ -57,21 +57,38 @@ class LiveProgress:
         if not best:
             self.console.print("[bold red]no correct candidate[/]")
             return
-
-        def x(v):
-            return "-" if v is None else f"{v:.3f}x"
-
-        if best.get("final_timing", "measured") != "measured":  # no head-to-head timing: only the chained figure
-            self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), "
-                               f"{x(best['speedup_vs_reference_chained'])} vs the reference, chained over the "
-                               f"campaign's evaluations (final timings {best['final_timing']})", highlight=False)
-        else:
-            sol = "" if best["sol_score"] is None else f", SOL score {best['sol_score']:.3f}"
-            self.console.print(f"[bold green]best[/]: {best['agent']} ({best['strategy']}), "
-                               f"{x(best['speedup_vs_eager'])} vs eager, {x(best['speedup_vs_compile'])} vs "
-                               f"torch.compile{sol} [{best['timing']}]")
-        if best.get("displaced_leader"):
-            self.console.print(f"({best['displaced_leader']} led the campaign but timed slower than {best['agent']} "
-                               "head to head at the end)")
+        for line in winner_lines(best):
+            self.console.print(line, highlight=False, markup=False)
         self.console.print(f"files: {', '.join(str(run_dir / f) for f in best['files'])}; "
                            f"{run_dir / 'summary.json'}; {run_dir / 'progress.png'}")
+
+
+def winner_lines(best: dict) -> list[str]:
+    """The headline: who won (a baseline said to be one, an agent's candidate with its claim, as its file
+    says), then each speedup with the two times of the head-to-head it comes from."""
+    if best.get("baseline"):
+        who = (f"best: the {best['baseline']} baseline (no agent candidate beat it; "
+               "exported as that baseline, not a kernelarc kernel)")
+    else:
+        who = f"best: candidate #{best['candidate_id']} by {best['agent']} ({best['strategy']}): {best.get('claim', '')}"
+    lines = [who]
+    if best.get("displaced_leader"):
+        lines.append(f"({best['displaced_leader']} led the campaign but timed slower than it head to head at the end)")
+    if best.get("final_timing", "measured") != "measured":  # no head-to-head timing: only the chained figure
+        return lines + [f"{best['speedup_vs_reference_chained']:.3f}x vs the reference, chained over the campaign's "
+                        f"evaluations (final timings {best['final_timing']})"]
+    for name, h in best.get("head_to_head", {}).items():
+        if h["speedup"] is None:
+            lines.append(f"vs {name}: {h['verdict']} head to head (no speedup: not correct there)")
+        else:
+            lines.append(f"{h['speedup']:.3f}x vs {name}: {h['candidate_ms']:.4g} ms against "
+                         f"{h['baseline_ms']:.4g} ms, timed head to head [{h['timing']}, {h['basis']} time]")
+    if not best.get("head_to_head"):
+        lines.append("no head-to-head timing: no other correct baseline to time it against")
+    if best.get("sol_score") is not None:
+        lines.append(f"SOL score {best['sol_score']:.3f}")
+    if not best.get("baseline"):
+        lines.append(f"(chained over the campaign, as progress.png plots it: {best['speedup_vs_reference_chained']:.3g}x "
+                     "vs the reference, a product of ratios each against an incumbent)")
+    return lines
+
