@@ -90,9 +90,9 @@ def test_resume_with_a_larger_budget_runs_more_and_a_finished_run_is_left_as_it_
     assert json.loads(before)["candidates"] == 1
 
     assert run_app(["optimize", "--resume", str(run_dir)]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert (run_dir / "summary.json").read_bytes() == before  # no re-timing, nothing rewritten
-    assert "task slow_sum" in err and f"run dir {run_dir}" in err and "resuming: 1 candidate(s) judged" in err
+    assert "task slow_sum" in out and f"run dir {run_dir}" in out and "resuming: 1 candidate(s) judged" in out
     assert "nothing new to do" in err and "--remeasure" in err
 
     assert run_app(["optimize", "--resume", str(run_dir), "--budget", "2", "--json"]) == 0

@@ -27,6 +27,6 @@ def test_bad_run_dir_is_one_line_and_exit_2(tmp_path, capsys, name, message):
 def test_optimize_writes_the_report_and_prints_its_path(tmp_path, capsys):
     run = tmp_path / "run"
     code = run_app(["optimize", str(SLOW_SUM), *ROBUST_ARGS, "--time-limit", "1", "--out", str(run)])
-    _, err = capsys.readouterr()
+    out, _ = capsys.readouterr()
     assert code in (0, 1) and (run / "report.html").is_file()  # 1: the second ran out before a winner
-    assert f"report: {run / 'report.html'}" in err
+    assert f"report: {run / 'report.html'}" in out  # human output on stdout

@@ -98,6 +98,14 @@ class Progress:
     budget_left: int
     leader: LeaderboardEntry | None
     agents: list[dict]
+    judged: tuple[dict, ...] = ()
+    """The evaluations recorded since the last report, in order (`judged_item`): a line each off a terminal."""
+
+
+def judged_item(agent: str, candidate_id: int, incumbent_id: int | None, ev: Evaluation) -> dict:
+    """One recorded evaluation as a progress display shows it."""
+    return {"agent": agent, "candidate_id": candidate_id, "incumbent_id": incumbent_id, "verdict": ev.verdict.value,
+            "status": ev.status.value, "speedup": ev.speedup, "reason": ev.reason}
 
 
 class Campaign:
@@ -144,7 +152,9 @@ class Campaign:
             self._limit_at = started + self.options.time_limit_s
             if not self.halted():
                 self.cutoff.at, self.cutoff.why = self._limit_at, f"the time limit ({self.options.time_limit_s:g} s) passed"
-        await self._evaluate_baselines()
+        baselines = await self._evaluate_baselines()
+        if baselines:
+            self.on_progress(self.progress(baselines))
         reason = self._baselines_failed()
         if reason is None:
             await self._finish_pending()
@@ -161,7 +171,8 @@ class Campaign:
             await asyncio.gather(*(self._reflect(sub) for sub in judged))
             for sub in judged:
                 self._record(sub)
-            self.on_progress(self.progress())
+            self.on_progress(self.progress(tuple(judged_item(sub.slot.id, sub.candidate_id, sub.incumbent_id,
+                                                             sub.evaluation) for sub in judged)))
         if self.stop_detail is None and (self.cut or self.unjudged_baselines):
             self.stop_detail = self._cut_detail()
         self.store.log_event("stop", payload={"reason": reason.value, "round": self.round, "detail": self.stop_detail,
@@ -391,8 +402,10 @@ class Campaign:
         return state.model_copy(update={"incumbent_id": best.candidate_id, "incumbent_speedup": best.speedup})
 
     # -- baselines and resume ------------------------------------------------------------------
-    async def _evaluate_baselines(self) -> None:
-        """Eager and torch.compile, judged against the reference like any candidate (once per campaign)."""
+    async def _evaluate_baselines(self) -> tuple[dict, ...]:
+        """Eager and torch.compile, judged against the reference like any candidate (once per campaign);
+        what was judged now (`judged_item`)."""
+        judged = []
         for name, cand in baseline_candidates(self.task, self.options.compile_baseline).items():
             cid, _ = self.store.add_candidate(hash=cand.hash, source=cand.source, agent_id=None,
                                               strategy=BASELINE_STRATEGY, claim=f"baseline: {name}",
@@ -414,6 +427,8 @@ class Campaign:
                 self.store.log_event("cut", payload={"baseline": name, "why": str(e)})
                 continue
             self.store.record_verdict(cid, ev, against_incumbent_id=None)
+            judged.append(judged_item(f"baseline:{name}", cid, None, ev))
+        return tuple(judged)
 
     async def _finish_pending(self) -> None:
         """Resume: judge candidates that were registered but never judged (the run was killed)."""
@@ -438,6 +453,9 @@ class Campaign:
         await asyncio.gather(*(self._reflect(sub) for sub in judged))
         for sub in judged:
             self._record(sub)
+        if judged:
+            self.on_progress(self.progress(tuple(judged_item(sub.slot.id, sub.candidate_id, sub.incumbent_id,
+                                                             sub.evaluation) for sub in judged)))
 
     # -- state queries -------------------------------------------------------------------------
     def _active(self) -> list[AgentSlot]:
@@ -528,7 +546,7 @@ class Campaign:
             baseline_ms = min(baseline_ms, compiled.evaluation.latency_ms)
         return sol_score(reference_ms / leader.speedup, baseline_ms, eager.evaluation.sol_ms)
 
-    def progress(self) -> Progress:
+    def progress(self, judged: tuple[dict, ...] = ()) -> Progress:
         counts = self.store.counts()
         rows = []
         for slot in self.slots:
@@ -538,7 +556,8 @@ class Campaign:
                          "verdicts": {v.value: n for v, n in verdicts.items()},
                          "speedup": record.state.incumbent_speedup, "plateaus": record.state.drafts,
                          "must_draft": record.state.must_draft, "retired": record.state.retired})
-        return Progress(round=self.round, budget_left=self.budget_left(), leader=self.leader(), agents=rows)
+        return Progress(round=self.round, budget_left=self.budget_left(), leader=self.leader(), agents=rows,
+                        judged=judged)
 
 
 def _chained_speedup(cid: int, evaluations: dict[int, EvaluationRecord], memo: dict[int, float]) -> float:
@@ -552,4 +571,4 @@ def _chained_speedup(cid: int, evaluations: dict[int, EvaluationRecord], memo: d
     return memo[cid]
 
 
-__all__ = ["AgentSlot", "Campaign", "Progress", "Submission", "BASELINE_STRATEGY"]
+__all__ = ["AgentSlot", "Campaign", "Progress", "Submission", "BASELINE_STRATEGY", "judged_item"]

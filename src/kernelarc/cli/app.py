@@ -6,6 +6,7 @@ own outcome decides 0 or 1.
 
 from __future__ import annotations
 
+import logging
 import sys
 from enum import Enum
 
@@ -15,10 +16,10 @@ from rich.console import Console
 from kernelarc import __version__
 from kernelarc.errors import UserError
 
-try:  # typer < 0.29 uses click; later versions vendor it privately
-    from click.exceptions import UsageError
-except ImportError:  # pragma: no cover - depends on the installed typer
-    from typer._click.exceptions import UsageError  # type: ignore[no-redef]
+try:  # typer >= 0.29 vendors click privately and raises its own exceptions, even where click is installed too
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover - depends on the installed typer (< 0.29 uses click)
+    from click.exceptions import UsageError  # type: ignore[no-redef]
 
 app = typer.Typer(
     name="kernelarc",
@@ -29,10 +30,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-# Humans read stderr; stdout carries only machine output (--json).
+# Humans read stdout (issue 19: `eval` printed its summary on stderr); errors and logging go to stderr;
+# with --json stdout carries only the JSON, and the human lines move to stderr (`human`).
 # A line stays one line in pipes and logs; tables get room there (a terminal sets its own width).
 err_console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
-out_console = Console()
+out_console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+QUIET = {"on": False}
+"""`-q`: no header, no line per evaluation; only the result, warnings and errors."""
+LOG_LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}
+"""`-q`, default, `-v`; `-vv` and more: DEBUG."""
+
+
+def human(as_json: bool = False) -> Console:
+    """Where a command's human output goes: stdout, or stderr when stdout carries --json."""
+    return err_console if as_json else out_console
 
 EXIT_OK, EXIT_NO_CORRECT, EXIT_USER_ERROR = 0, 1, 2
 
@@ -67,8 +78,23 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="Log what happens on stderr: -v campaign events (agent errors, retirements, plateaus, cuts), -vv debug."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only results, warnings and errors: no header, no line per evaluation."),
 ) -> None:
     """kernelarc: eval, optimize, bench, memory."""
+    QUIET["on"] = quiet
+    logger = logging.getLogger("kernelarc")
+    logger.setLevel(LOG_LEVELS[-1] if quiet else LOG_LEVELS.get(verbose, logging.DEBUG))
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("kernelarc: %(levelname)s: %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes each record to the sys.stderr of the moment (tests swap it between invocations)."""
+
+    stream = property(lambda self: sys.stderr, lambda self, value: None)
 
 
 def fail(message: str) -> None:

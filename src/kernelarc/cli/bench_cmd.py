@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, human
 from kernelarc.cli.optimize_cmd import check_exports, export_winner, parse_backend_options
 from kernelarc.cli.report_cmd import announce_report
 
@@ -52,10 +52,11 @@ def bench_command(
     only = tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else ()
     command = shlex.join(["kernelarc", "bench", str(suite), *_flags(locals())])
     count = len(discover(suite, only))  # a bad suite or task name fails here, before anything is printed
-    err_console.print(f"bench [bold]{suite}[/] ({count} task(s)) -> {out_dir}: {'ablation, ' if ablation else ''}"
+    console = human(as_json)
+    console.print(f"bench [bold]{suite}[/] ({count} task(s)) -> {out_dir}: {'ablation, ' if ablation else ''}"
                       f"{agents} {backend} agent(s), budget {budget}, device {device}", highlight=False)
     results = run_suite(suite, options, out_dir, ablation=ablation, only=only, command=command,
-                        notify=lambda line: err_console.print(line, highlight=False, markup=False))
+                        notify=lambda line: console.print(line, highlight=False, markup=False))
     runs = results.ablation if ablation else results.rows
     mine = [r for r in runs if not only or r.task in only]
     for row in mine:
@@ -64,9 +65,9 @@ def bench_command(
     if not ablation:
         g = suite_geomeans(results.rows)["speedup_vs_eager"]
         line = f"geomean speedup over eager {g.value:.3f}x over {g.n} task(s)" if g.n else "no complete task"
-        err_console.print(line, highlight=False)
-    err_console.print(f"results: {out_dir / RESULTS_MD}", highlight=False)
-    announce_report(out_dir)
+        console.print(line, highlight=False)
+    console.print(f"results: {out_dir / RESULTS_MD}", highlight=False)
+    announce_report(out_dir, console)
     if as_json:
         print((out_dir / "results.json").read_text())
     return EXIT_OK if all(r.status is RowStatus.COMPLETE for r in mine) else EXIT_NO_CORRECT

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelarc.cli.app import (
-    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, invalid_reference_line,
+    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, invalid_reference_line, out_console,
 )
 from kernelarc.cli.render import render_evaluation
 
@@ -51,9 +51,9 @@ def eval_command(
         err_console.print(f"kernelarc: {iso.note}", soft_wrap=True)
     if not as_json:
         where = "CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
-        err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}",
+        out_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {len(task.workloads)} workload(s)) on {where}",
                           soft_wrap=True)
-    with err_console.status("evaluating", spinner="dots") if not as_json else _null():
+    with out_console.status("evaluating", spinner="dots") if not as_json else _null():
         result = evaluate(task, candidate, inc, device=resolved, settings=settings, isolation_=iso)
     if as_json:
         print(json.dumps(result.to_json_dict()))

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 
 from kernelarc.cli.app import (
-    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail,
+    EXIT_NO_CORRECT, EXIT_OK, QUIET, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail, human,
     invalid_reference_line,
 )
 from kernelarc.cli.progress import LiveProgress
@@ -75,7 +75,8 @@ def optimize_command(
     from kernelarc.task.loader import load_task
 
     check_exports(export)
-    progress = LiveProgress(err_console, enabled=not as_json and err_console.is_terminal)
+    console = human(as_json)
+    progress = LiveProgress(console, enabled=not as_json and console.is_terminal, lines=not QUIET["on"])
     if resume is not None and replay is not None:
         fail("give either --resume RUN_DIR or --replay RUN_DIR, not both")
     if remeasure and resume is None:
@@ -88,8 +89,9 @@ def optimize_command(
             counts = store.counts()
             judged = sum(1 for r in store.evaluations() if r.agent_id is not None)
             limit = "" if options.time_limit_s is None else f", time limit {options.time_limit_s:g} s"
-            _header(task, options.agents, options.backend, options.device, resume,
-                    f"resuming: {judged} candidate(s) judged, {counts.pending} pending, budget {options.budget}{limit}")
+            _header(console, task, options.agents, options.backend, options.device, resume,
+                    f"resuming: {judged} candidate(s) judged, {counts.pending} pending, budget {options.budget}{limit}",
+                    longterm=options.longterm)
 
         with progress:
             result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit, budget=budget,
@@ -119,13 +121,13 @@ def optimize_command(
         run_dir = out or Path("runs") / f"{task.name}-seed{seed}"
 
         def announce(task) -> None:  # after start() has ruled out every user error: an error stays one line
-            _header(task, agents, backend, device, run_dir)
+            _header(console, task, agents, backend, device, run_dir, longterm=not fresh_memory)
 
         with progress:
             result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
     export_winner(result.run_dir, export)
     summary = json.loads((result.run_dir / "summary.json").read_text()) if export else result.summary
-    announce_report(result.run_dir)
+    announce_report(result.run_dir, console)
     if as_json:
         print(json.dumps(summary, default=str))
     stop = summary["stop_reason"]
@@ -171,12 +173,20 @@ EXIT_INTERRUPTED = 130
 """Stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
-def _header(task, agents: int, backend: str, device: str, run_dir: Path, extra: str = "") -> None:
-    """What was inferred and where the run goes: one line before anything runs."""
+def _header(console, task, agents: int, backend: str, device: str, run_dir: Path, extra: str = "", *,
+            longterm: bool) -> None:
+    """What was inferred and where the run goes, before anything runs; then where the long-term memory
+    is (issue 19: unrelated runs steered each other through a file nobody was told about)."""
     from kernelarc.guard import resolve_device
+    from kernelarc.memory.longterm import longterm_path
 
+    if QUIET["on"]:
+        return
     resolved = resolve_device(device)
     where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
-    err_console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
-                      f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
-                      f"run dir {run_dir}" + (f"; {extra}" if extra else ""), highlight=False)
+    console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
+                  f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
+                  f"run dir {run_dir}" + (f"; {extra}" if extra else ""), highlight=False)
+    console.print(f"long-term memory: {longterm_path()} (findings of every finished campaign of this user, recalled "
+                  "and added to; --fresh-memory leaves it out)" if longterm else
+                  "long-term memory: not used (--fresh-memory)", highlight=False, markup=False)

@@ -1,4 +1,5 @@
-"""Live campaign progress on a terminal (rich), nothing when stderr is not one; the final summary."""
+"""Campaign progress: a live table on a terminal, else a line per evaluation (a pipe, a log file:
+issue 19's 29-minute campaign printed only its header and its end); the final summary."""
 
 from __future__ import annotations
 
@@ -9,10 +10,31 @@ from rich.live import Live
 from rich.table import Table
 
 
+REASON_CHARS = 160
+"""Longest verdict reason shown on an evaluation's line."""
+
+
+def evaluation_line(round_: int, item: dict) -> str:
+    """One recorded evaluation on one line: who, which candidate, the verdict, the ratio and what it was
+    measured against, the guard's reason."""
+    against = f"#{item['incumbent_id']}" if item["incumbent_id"] is not None else "the reference"
+    ratio = "" if item["speedup"] is None else f" {item['speedup']:.3f}x vs {against}"
+    reason = " ".join(item["reason"].split())
+    reason = reason if len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 3] + "..."
+    return f"[round {round_}] {item['agent']} #{item['candidate_id']} {item['verdict']} ({item['status']}){ratio}: {reason}"
+
+
 class LiveProgress:
-    def __init__(self, console: Console, enabled: bool):
+    def __init__(self, console: Console, enabled: bool, lines: bool = False):
+        """
+        Args:
+            console: where it prints.
+            enabled: draw the live table (a terminal).
+            lines: without the table, print a line per evaluation and one per round.
+        """
         self.console = console
         self.enabled = enabled
+        self.lines = lines and not enabled
         self._live: Live | None = None
 
     def __enter__(self) -> "LiveProgress":
@@ -27,6 +49,14 @@ class LiveProgress:
         return False
 
     def update(self, progress) -> None:
+        if self.lines:
+            for item in progress.judged:
+                self.console.print(evaluation_line(progress.round, item), highlight=False, markup=False)
+            if progress.round and progress.judged:
+                leader = progress.leader
+                self.console.print(f"[round {progress.round}] budget left {progress.budget_left}, leader "
+                                   + (f"{leader.agent_id} {leader.speedup:.3f}x chained" if leader else "none"),
+                                   highlight=False, markup=False)
         if self._live is None:
             return
         leader = progress.leader

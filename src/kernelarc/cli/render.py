@@ -1,10 +1,11 @@
-"""Rich rendering of guard results for people (stderr)."""
+"""Rich rendering of guard results for people (the command's human console: stdout)."""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 
-from kernelarc.cli.app import err_console
+from kernelarc.cli.app import out_console
 from kernelarc.guard.types import Evaluation, Verdict
 
 VERDICT_STYLE = {Verdict.KEEP: "bold green", Verdict.ACCEPT: "green", Verdict.REVERT: "yellow", Verdict.REJECT: "bold red"}
@@ -14,9 +15,9 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def render_evaluation(ev: Evaluation) -> None:
+def render_evaluation(ev: Evaluation, console: Console = out_console) -> None:
     style = VERDICT_STYLE[ev.verdict]
-    err_console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {ev.reason}", highlight=False, soft_wrap=True)
+    console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {ev.reason}", highlight=False, soft_wrap=True)
     if ev.workloads:
         table = Table(title=f"{ev.device}, timing {ev.timing.value if ev.timing else '-'}", title_justify="left")
         for col in ("workload", "status", "candidate ms", "incumbent ms", "speedup", "spread", "SOL ms", "max abs err"):
@@ -26,10 +27,10 @@ def render_evaluation(ev: Evaluation) -> None:
             table.add_row(w.uuid[:18], w.status.value, _ms(w.latency_ms), _ms(w.incumbent_ms), speed,
                           "-" if w.spread is None else f"{w.spread:.1%}", _ms(w.sol_ms),
                           "-" if w.max_abs_error is None else f"{w.max_abs_error:.2e}")
-        err_console.print(table)
+        console.print(table)
     if ev.speedup is not None:
         sol = f", SOL score {ev.sol_score:.3f}" if ev.sol_score is not None else ""
-        err_console.print(f"speedup {ev.speedup:.3f}x (noise {ev.noise:.1%}){sol}", highlight=False)
+        console.print(f"speedup {ev.speedup:.3f}x (noise {ev.noise:.1%}){sol}", highlight=False)
     if ev.verdict is Verdict.REJECT and ev.log_tail.strip():
-        err_console.print("[dim]worker log (tail):[/]")
-        err_console.print(ev.log_tail[-1500:], markup=False, highlight=False)
+        console.print("[dim]worker log (tail):[/]")
+        console.print(ev.log_tail[-1500:], markup=False, highlight=False)

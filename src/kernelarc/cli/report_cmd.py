@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from kernelarc.cli.app import EXIT_OK, app, err_console
 
@@ -25,12 +26,13 @@ def report_command(
     return EXIT_OK
 
 
-def announce_report(run_dir: Path) -> Path:
-    """Write the report of a finished campaign or bench and print its path (stderr); for optimize and bench."""
+def announce_report(run_dir: Path, console: Console = err_console) -> Path:
+    """Write the report of a finished campaign or bench and print its path on `console` (the command's
+    human output); for optimize and bench."""
     from kernelarc.report.html import write_report
 
     path = write_report(run_dir)
-    err_console.print(f"report: {path}", highlight=False)
+    console.print(f"report: {path}", highlight=False)
     return path
 
 

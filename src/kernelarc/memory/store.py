@@ -11,6 +11,7 @@ agents or campaign. Budget: 350 lines.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from kernelarc.memory.records import (
     LlmCallRecord, VerdictOutcome, stamp, utc_now,
 )
 
+_log = logging.getLogger(__name__)
+"""Every campaign event is logged as it is stored (INFO): `kernelarc -v optimize` shows them on stderr."""
 _EVALUATION_SELECT = (
     "SELECT e.id, e.candidate_id, c.agent_id, e.against_incumbent_id, e.evaluation, e.created"
     " FROM evaluations e JOIN candidates c ON c.id = e.candidate_id"
@@ -299,6 +302,7 @@ class Store(Database):
 
     def log_event(self, kind: str, agent_id: str | None = None, payload: dict[str, Any] | None = None) -> int:
         """Append an event (payload must be JSON-serializable); return its id."""
+        _log.info("%s%s: %s", kind, f" {agent_id}" if agent_id else "", json.dumps(payload or {}, sort_keys=True))
         with self._write() as conn:
             return conn.execute("INSERT INTO events (kind, agent_id, payload, created) VALUES (?, ?, ?, ?)",
                                 (kind, agent_id, json.dumps(payload or {}, sort_keys=True),
