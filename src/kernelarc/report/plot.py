@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-LOG_SPAN = 10.0
-"""max / min of the plotted speedups from which the y axis is logarithmic (as in the HTML report's chart)."""
+from kernelarc.report.chart import LOG_SPAN  # the HTML report's chart turns logarithmic at the same span
 BASELINES = "baselines"
 """The series of the baseline candidates (eager, torch.compile), drawn apart from the agents'."""
 
