@@ -124,7 +124,7 @@ def test_the_whole_pipeline_swaps_the_ops_in_and_the_patched_model_traces_and_ma
     assert code == 0, capsys.readouterr().err
     summary = json.loads((run_dir / "model_summary.json").read_text())
     rows = summary["regions"]
-    assert [r["kind"] for r in rows] == sorted((r["kind"] for r in rows), key=[r["kind"] for r in rows].index)
+    assert [r["ms"] for r in rows] == sorted((r["ms"] for r in rows), reverse=True)
     assert sum(r["share"] for r in rows) <= 1.0 and all(r["amdahl_bound"] >= 1.0 for r in rows)
     optimized = rows[:2]
     assert all((run_dir / r["campaign"] / "summary.json").is_file() for r in optimized)
@@ -136,6 +136,7 @@ def test_the_whole_pipeline_swaps_the_ops_in_and_the_patched_model_traces_and_ma
     assert all(r.get("e2e_speedup") is not None for r in swapped)
     err = capsys.readouterr().err
     assert "region speedup" in err and "whole model (cpu_wall" in err
+    assert "| Attention |" in (run_dir / "model_summary.md").read_text()
 
     # the user's side: patch.py on a model built as the run built it, fresh inputs
     task = load_task(run_dir / summary["model_task"])
@@ -145,11 +146,6 @@ def test_the_whole_pipeline_swaps_the_ops_in_and_the_patched_model_traces_and_ma
     patch = _load(run_dir / "patch.py", "kernelarc_test_patch")
     patch.apply(patched)
     [x] = runtime.make_inputs(task.workloads[0], 1234)
-    called = []
-    for row in swapped:
-        op = getattr(torch.ops.kernelarc, row["op"])
-        torch.library.register_torch_dispatch  # noqa: B018 - the op is registered by apply()
-        called.append(op)
     with torch.no_grad():
         torch.testing.assert_close(patched(x), original(x), atol=1e-4, rtol=1e-4)
         explained = torch._dynamo.explain(patched)(x)

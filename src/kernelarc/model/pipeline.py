@@ -4,7 +4,7 @@ swap the winners in as PyTorch custom ops, and judge the whole model before and 
 RUN_DIR/model/<name>.py            the whole model as a KernelBench task (this run's shapes and dtype)
 RUN_DIR/regions/<n>_<region>/      <kind>_<region>.py (the task), campaign/ (as `optimize` writes it), op/ (torch_op.py)
 RUN_DIR/patch.py                   `patch.apply(model)` swaps the ops in
-RUN_DIR/model_summary.json         per region and overall (docs/model.md)
+RUN_DIR/model_summary.json, .md    per region and overall (docs/model.md)
 
 Every whole-model figure is a guard evaluation of the patched model (a candidate like any other)
 against the model itself and against torch.compile of it: interleaved timing, correctness on fresh
@@ -34,6 +34,7 @@ from kernelarc.memory import Store
 from kernelarc.model.capture import CaptureError, RegionGraph, capture, task_source
 from kernelarc.model.patch import patch_source, patched_model_source
 from kernelarc.model.regions import profile, region_paths
+from kernelarc.model.report import render_markdown
 from kernelarc.model.target import Target
 from kernelarc.paths import user_data_dir
 from kernelarc.task.loader import load_task
@@ -230,6 +231,7 @@ def run_model(target: Target, campaign: CampaignOptions, options: ModelOptions, 
                "options": {"top": options.top, "swap": options.swap, "campaign": campaign.model_dump(mode="json")},
                "kernelarc": __version__}
     (run_dir / SUMMARY).write_text(json.dumps(summary, indent=2, default=str))
+    (run_dir / SUMMARY.replace(".json", ".md")).write_text(render_markdown(summary))
     return summary
 
 
