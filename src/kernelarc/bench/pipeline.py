@@ -142,7 +142,7 @@ def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
                 "speedup_vs_max_autotune": vs_max_autotune}
     compile_speedups = [s for s in (speedups["speedup_vs_compile"], vs_max_autotune) if s is not None]
     return TaskRow(
-        **common, status=RowStatus.COMPLETE, kernel_type=task.kernel_type, device=eager.get("device"),
+        **common, status=RowStatus.COMPLETE, kernel_type=summary["task"]["kernel_type"], device=eager.get("device"),
         timing=best.get("timing") or eager.get("timing"), sol_ms=best.get("sol_ms") or eager.get("sol_ms"),
         eager=_baseline(eager or None, best.get("eager_ms")), compile=compiled, max_autotune=max_autotune,
         best_ms=best.get("latency_ms"), basis=best.get("basis"), best_device_ms=best.get("device_ms"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from kernelarc.agents.builtin.kinds import with_graph_kind
 from kernelarc.agents.protocol import AgentFactory, get_backend
 from kernelarc.agents.usage import Budget, Recorders, StoreRecorder
 from kernelarc.campaign.executor import LocalExecutor
@@ -116,7 +117,7 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
 
     `on_start(task)` is called once every user error has been ruled out, just before anything runs.
     """
-    task = load_task(task_path)
+    task = with_graph_kind(load_task(task_path))
     if options.strategies:
         parse_strategies(",".join(options.strategies))
     devices = campaign_devices(options.device)
@@ -153,7 +154,7 @@ def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None, b
         raise UserError(f"{db} holds no campaign metadata; it cannot be resumed")
     options = CampaignOptions.model_validate(meta.options)
     update = {k: v for k, v in (("time_limit_s", time_limit_s), ("budget", budget)) if v is not None}
-    task = load_task(meta.task_path)
+    task = load_task(meta.task_path).model_copy(update={"kernel_type": meta.kernel_type})
     if update:
         options = options.model_copy(update=update)
         store.put_meta(meta.model_copy(update={"options": options.model_dump(mode="json")}))
