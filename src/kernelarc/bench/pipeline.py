@@ -9,6 +9,7 @@ the suite. Budget: about 200 lines.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import traceback
@@ -20,8 +21,8 @@ from kernelarc.bench.results import SKIPPED, AblationRun, BaselineResult, RowSta
 from kernelarc.bench.suite import SuiteTask
 from kernelarc.campaign import CampaignOptions, resume, start
 from kernelarc.campaign.baselines import COMPILE, EAGER
-from kernelarc.campaign.executor import evaluation_seed
-from kernelarc.campaign.run import DB_NAME, campaign_isolation
+from kernelarc.campaign.executor import LOCAL, ExecutorSpec, evaluation_seed
+from kernelarc.campaign.run import DB_NAME, campaign_isolation, open_executor
 from kernelarc.errors import UserError
 from kernelarc.guard import Candidate, Evaluation, evaluate, resolve_device
 from kernelarc.guard.candidate import stored_candidate
@@ -50,23 +51,23 @@ def _record_failure(task_dir: Path, error: BaseException) -> str:
     return _one_line(error)
 
 
-def campaign_summary(task_path: Path, options: CampaignOptions, run_dir: Path) -> dict:
+def campaign_summary(task_path: Path, options: CampaignOptions, run_dir: Path, executor: ExecutorSpec = LOCAL) -> dict:
     """The summary of the campaign in `run_dir`: reused when finished with these options, resumed when
-    interrupted, started when absent.
+    interrupted, started when absent (its evaluations on `executor`).
 
     Raises:
         UserError: `run_dir` holds a campaign with other options.
     """
     db = run_dir / DB_NAME
     if not db.exists():
-        return start(task_path, options, run_dir).summary
+        return start(task_path, options, run_dir, executor=executor).summary
     meta = Store(db).get_meta()
     if meta is None or meta.options != options.model_dump(mode="json"):
         raise UserError(f"{run_dir} holds a campaign with other options: use another --out")
     summary_file = run_dir / "summary.json"
     if meta.status is CampaignStatus.FINISHED and summary_file.is_file():
         return json.loads(summary_file.read_text())
-    return resume(run_dir, time_limit_s=options.time_limit_s).summary
+    return resume(run_dir, time_limit_s=options.time_limit_s, executor=executor).summary
 
 
 def _winner(run_dir: Path, task: Task, candidate_id: int) -> Candidate:
@@ -85,15 +86,23 @@ def _baseline(entry: dict | None, final_ms: float | None) -> BaselineResult:
                           compile_s=entry["compile_s"], reason=entry["reason"])
 
 
-def _max_autotune(task: Task, winner: Candidate | None, options: BenchOptions,
-                  run_dir: Path) -> tuple[BaselineResult, Evaluation]:
+def _max_autotune(task: Task, winner: Candidate | None, options: BenchOptions, run_dir: Path,
+                  executor: ExecutorSpec) -> tuple[BaselineResult, Evaluation]:
     """torch.compile max-autotune judged against the winner (against the reference when there is none),
-    with the winner's side isolated as in its campaign."""
+    with the winner's side isolated as in its campaign, on the campaign's executor."""
     candidate = compile_mode_candidate(task, MAX_AUTOTUNE_MODE)
-    settings = options.campaign_options().guard_settings().model_copy(
-        update={"seed": evaluation_seed(options.seed, candidate, winner)})
-    ev = evaluate(task, candidate, winner, device=resolve_device(options.device), settings=settings, trusted=True,
-                  isolation_=campaign_isolation(options.campaign_options(), run_dir))
+    campaign_options = options.campaign_options()
+    seed = evaluation_seed(options.seed, candidate, winner)
+    if executor.kind == "ray":
+        cluster = open_executor(executor, task, campaign_options, run_dir)
+        try:
+            ev = asyncio.run(cluster.evaluate(candidate, winner, slot=0, seed=seed, trusted=True))
+        finally:
+            cluster.close()
+    else:
+        settings = campaign_options.guard_settings().model_copy(update={"seed": seed})
+        ev = evaluate(task, candidate, winner, device=resolve_device(options.device), settings=settings,
+                      trusted=True, isolation_=campaign_isolation(campaign_options, run_dir))
     return BaselineResult(status=ev.status.value, latency_ms=ev.latency_ms, compile_s=ev.compile_s,
                           reason=ev.reason), ev
 
@@ -115,15 +124,15 @@ def _label(best: dict) -> str:
     return f"{best['agent']} ({best['strategy']})"
 
 
-def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
-    """Bench one task into DIR/<task>/campaign; a failure becomes a FAILED row."""
+def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path, executor: ExecutorSpec = LOCAL) -> TaskRow:
+    """Bench one task into DIR/<task>/campaign, its evaluations on `executor`; a failure becomes a FAILED row."""
     campaign_options = options.campaign_options()
     common = {"task": entry.name, "path": str(entry.path),
               "options_key": options_key(campaign_options, options.compile_baselines)}
     task_dir = out_dir / entry.name
     try:
         task = load_task(entry.path)
-        summary = campaign_summary(entry.path, campaign_options, task_dir / "campaign")
+        summary = campaign_summary(entry.path, campaign_options, task_dir / "campaign", executor)
         best = summary["best"]
         eager = summary["baselines"].get(EAGER)
         compiled = _baseline(summary["baselines"].get(COMPILE), (best or {}).get("compile_ms"))
@@ -131,7 +140,7 @@ def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
         winner = _winner(task_dir / "campaign", task, best["candidate_id"]) if best else None
         max_autotune, vs_max_autotune = BaselineResult(status=SKIPPED), None
         if options.compile_baselines:
-            max_autotune, ev = _max_autotune(task, winner, options, task_dir / "campaign")
+            max_autotune, ev = _max_autotune(task, winner, options, task_dir / "campaign", executor)
             wall_s += ev.wall_s or 0.0
             if winner is not None and ev.correct:
                 vs_max_autotune = 1.0 / ev.speedup
@@ -154,7 +163,8 @@ def run_task(entry: SuiteTask, options: BenchOptions, out_dir: Path) -> TaskRow:
         wall_s=wall_s, run_dir=str(task_dir / "campaign"), finished_at=_now())
 
 
-def run_arm(entry: SuiteTask, options: BenchOptions, arm: Arm, seed_index: int, out_dir: Path) -> AblationRun:
+def run_arm(entry: SuiteTask, options: BenchOptions, arm: Arm, seed_index: int, out_dir: Path,
+            executor: ExecutorSpec = LOCAL) -> AblationRun:
     """One ablation campaign in DIR/<task>/ablation/<arm>-seed<k>; a failure becomes a FAILED run."""
     campaign_options = options.arm_options(arm, seed_index)
     run_dir = out_dir / entry.name / "ablation" / f"{arm.value}-seed{campaign_options.seed}"
@@ -162,7 +172,7 @@ def run_arm(entry: SuiteTask, options: BenchOptions, arm: Arm, seed_index: int, 
               "memory": campaign_options.memory, "options_key": options_key(campaign_options, False),
               "run_dir": str(run_dir)}
     try:
-        summary = campaign_summary(entry.path, campaign_options, run_dir)
+        summary = campaign_summary(entry.path, campaign_options, run_dir, executor)
     except Exception as e:  # as in run_task
         return AblationRun(**common, status=RowStatus.FAILED, error=_record_failure(run_dir, e), finished_at=_now())
     best = summary["best"] or {}

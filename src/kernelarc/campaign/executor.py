@@ -2,9 +2,9 @@
 
 `LocalExecutor` runs the guard's side processes on this machine through one `Judge` (warm sides, the
 reference side kept per device, extension builds kept per candidate). Evaluations on one device run
-one at a time: here by an asyncio lock per device, across processes by the guard's device lock. A
-cluster executor (Ray actors per GPU) would implement the same `evaluate` coroutine; nothing else in
-the campaign would change.
+one at a time: here by an asyncio lock per device, across processes by the guard's device lock.
+`RayExecutor` (ray_executor.py, `--executor ray`) implements the same `evaluate` coroutine with one
+Ray task per evaluation; `ExecutorSpec` says which one a run uses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import hashlib
 import tempfile
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from kernelarc.guard import Candidate, Evaluation, GuardSettings
 from kernelarc.guard.build_cache import BuildCache
@@ -27,6 +29,22 @@ def evaluation_seed(campaign_seed: int, candidate: Candidate, incumbent: Candida
     """Input seed for one evaluation: reproducible for the campaign, unknowable to the candidate."""
     text = f"{campaign_seed}:{candidate.hash}:{incumbent.hash if incumbent else 'reference'}"
     return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+
+class ExecutorSpec(BaseModel):
+    """Where a run's evaluations happen (`--executor`, `--ray-address`). Not a campaign option: where a
+    candidate was judged does not change what the campaign is, so a campaign started on one executor
+    may be resumed on the other, and bench rows of either count alike."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["local", "ray"] = "local"
+    """`local`: worker processes on this machine; `ray`: Ray tasks on a cluster's devices."""
+    ray_address: str = "auto"
+    """The Ray cluster to join: `auto` (this machine's cluster, or $RAY_ADDRESS) or HOST:PORT."""
+
+
+LOCAL = ExecutorSpec()
 
 
 class Executor(Protocol):
@@ -75,4 +93,4 @@ class LocalExecutor:
         self._builds_dir.cleanup()
 
 
-__all__ = ["Executor", "LocalExecutor", "evaluation_seed"]
+__all__ = ["Executor", "ExecutorSpec", "LOCAL", "LocalExecutor", "evaluation_seed"]

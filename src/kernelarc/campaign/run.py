@@ -22,9 +22,10 @@ from typing import Callable
 from kernelarc.agents.builtin.kinds import with_graph_kind
 from kernelarc.agents.protocol import AgentFactory, get_backend
 from kernelarc.agents.usage import Budget, Recorders, StoreRecorder
-from kernelarc.campaign.executor import LocalExecutor
+from kernelarc.campaign.executor import LOCAL, Executor, ExecutorSpec, LocalExecutor
 from kernelarc.campaign.loop import AgentSlot, Campaign
 from kernelarc.campaign.options import CampaignOptions, StopReason
+from kernelarc.campaign.ray_node import Sandboxing
 from kernelarc.errors import UserError
 from kernelarc.guard import resolve_device
 from kernelarc.guard.cutoff import Cutoff
@@ -47,6 +48,20 @@ class CampaignResult:
     run_dir: Path
     stop_reason: StopReason
     summary: dict
+
+
+def executor_devices(spec: ExecutorSpec, device: str) -> list[str]:
+    """The devices a run's evaluations use: this machine's (`campaign_devices`), or with Ray the kind the
+    cluster judges on (`cuda` or `cpu`), after joining it.
+
+    Raises:
+        UserError: an unusable device, Ray missing, or a cluster that cannot be reached or judge.
+    """
+    if spec.kind == "ray":
+        from kernelarc.campaign.ray_executor import connect
+
+        return [connect(spec.ray_address, device).device]
+    return campaign_devices(device)
 
 
 def campaign_devices(device: str) -> list[str]:
@@ -112,15 +127,16 @@ def _slots(task: Task, options: CampaignOptions, store: Store, factory: AgentFac
 
 
 def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=None,
-          on_start: Callable[[Task], None] | None = None) -> CampaignResult:
-    """Run a new campaign on `task_path` in `run_dir` (which must not hold one already).
+          on_start: Callable[[Task], None] | None = None, executor: ExecutorSpec = LOCAL) -> CampaignResult:
+    """Run a new campaign on `task_path` in `run_dir` (which must not hold one already), its evaluations
+    on `executor`.
 
     `on_start(task)` is called once every user error has been ruled out, just before anything runs.
     """
     task = with_graph_kind(load_task(task_path))
     if options.strategies:
         parse_strategies(",".join(options.strategies))
-    devices = campaign_devices(options.device)
+    devices = executor_devices(executor, options.device)
     agent_factory(options, BackendRun(None, None, devices[0], Budget()))  # a bad backend fails before anything is written
     db = run_dir / DB_NAME
     if db.exists():
@@ -132,12 +148,12 @@ def start(task_path: Path, options: CampaignOptions, run_dir: Path, on_progress=
     store.put_meta(CampaignMeta(task_name=task.name, task_path=str(task.path), kernel_type=task.kernel_type,
                                 seed=options.seed, options=options.model_dump(mode="json"),
                                 retention=RetentionPolicy.parse(options.memory)))
-    return _run(task, options, store, run_dir, on_progress)
+    return _run(task, options, store, run_dir, on_progress, executor=executor)
 
 
 def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None, budget: int | None = None,
-           remeasure: bool = False, on_start: Callable[[Task, CampaignOptions, Store], None] | None = None
-           ) -> CampaignResult:
+           remeasure: bool = False, on_start: Callable[[Task, CampaignOptions, Store], None] | None = None,
+           executor: ExecutorSpec = LOCAL) -> CampaignResult:
     """Continue the campaign stored in `run_dir` with its own options, or a new `budget` (counted from
     the campaign's start) and `time_limit_s` (for this invocation); both are stored for later resumes.
 
@@ -160,10 +176,11 @@ def resume(run_dir: Path, on_progress=None, time_limit_s: float | None = None, b
         store.put_meta(meta.model_copy(update={"options": options.model_dump(mode="json")}))
     if on_start is not None:
         on_start(task, options, store)
-    return _run(task, options, store, run_dir, on_progress, remeasure=remeasure)
+    return _run(task, options, store, run_dir, on_progress, remeasure=remeasure, executor=executor)
 
 
-def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None) -> CampaignResult:
+def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None,
+           executor: ExecutorSpec = LOCAL) -> CampaignResult:
     """Re-run a recorded LLM campaign from its stored responses, with no model access, into `run_dir`."""
     db = recorded_run / DB_NAME
     if not db.is_file():
@@ -175,19 +192,45 @@ def replay(recorded_run: Path, run_dir: Path, on_progress=None, on_start=None) -
     reply_format = "files" if recorded.backend == "cli" else "chat"
     options = recorded.model_copy(update={"backend": "replay", "max_cost": None,
                                           "backend_options": {"recording": str(db), "reply_format": reply_format}})
-    return start(Path(meta.task_path), options, run_dir, on_progress, on_start)
+    return start(Path(meta.task_path), options, run_dir, on_progress, on_start, executor)
+
+
+def campaign_sandboxing(options: CampaignOptions, run_dir: Path) -> Sandboxing:
+    """The sandbox rules for a campaign's sides: required for code an LLM or a coding agent wrote
+    (unless the user allowed judging it bare), best effort for the built-in agents' templates; the
+    run directory and the long-term memory hidden from every side."""
+    policy = SandboxPolicy(hidden=(run_dir.resolve(), user_data_dir().resolve()))
+    return Sandboxing(policy, require=options.backend != "builtin", allow_unsafe=options.unsafe_no_sandbox)
 
 
 def campaign_isolation(options: CampaignOptions, run_dir: Path) -> Isolation:
-    """The sandbox for a campaign's sides: required for code an LLM or a coding agent wrote (unless
-    the user allowed judging it bare), best effort for the built-in agents' templates; the run
-    directory and the long-term memory hidden from every side.
+    """The sandbox for a campaign's sides on this machine (`campaign_sandboxing`, probed here).
 
     Raises:
         SandboxRequired: untrusted backend, no sandbox here, no `--unsafe-no-sandbox`.
     """
-    policy = SandboxPolicy(hidden=(run_dir.resolve(), user_data_dir().resolve()))
-    return isolation(require=options.backend != "builtin", allow_unsafe=options.unsafe_no_sandbox, policy=policy)
+    rules = campaign_sandboxing(options, run_dir)
+    return isolation(require=rules.require, allow_unsafe=rules.allow_unsafe, policy=rules.policy)
+
+
+def open_executor(spec: ExecutorSpec, task: Task, options: CampaignOptions, run_dir: Path,
+                  on_event: Callable[[str, dict], None] = lambda kind, payload: None) -> Executor:
+    """The executor `spec` names for a campaign (or a bench's extra evaluation) in `run_dir`.
+
+    With Ray, each node probes its own sandbox; `on_event` receives what the cluster did (lost attempts).
+
+    Raises:
+        UserError: as `executor_devices`; SandboxRequired locally as `campaign_isolation`.
+    """
+    if spec.kind == "ray":
+        from kernelarc.campaign.ray_executor import RayExecutor, connect
+
+        return RayExecutor(task, connect(spec.ray_address, options.device), options.guard_settings(),
+                           campaign_sandboxing(options, run_dir), on_event)
+    iso = campaign_isolation(options, run_dir)
+    if iso.note:
+        _say(f"kernelarc: {iso.note}")
+    return LocalExecutor(task, campaign_devices(options.device), options.guard_settings(), iso)
 
 
 def resume_command(run_dir: Path) -> str:
@@ -236,32 +279,31 @@ def _say(line: str) -> None:
 
 
 def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_progress,
-         remeasure: bool = False) -> CampaignResult:
+         remeasure: bool = False, executor: ExecutorSpec = LOCAL) -> CampaignResult:
     from kernelarc.campaign.summary import final_measurements, write_outputs
 
     started = time.monotonic()
     judged_before = len(store.evaluations())
     summary_path = run_dir / "summary.json"
-    devices = campaign_devices(options.device)
     budget = Budget(calls(store))  # a resumed campaign counts what it already spent
-    factory = agent_factory(options, BackendRun(store, run_dir, devices[0], budget))
-    iso = campaign_isolation(options, run_dir)
-    if iso.note:
-        print(f"kernelarc: {iso.note}", file=sys.stderr)
-    executor = LocalExecutor(task, devices, options.guard_settings(), iso)
-    longterm = LongTermMemory() if options.longterm else None
-    campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm, on_progress,
-                        spent_usd=lambda: budget.spent_usd, cutoff=Cutoff())
-
-    async def run_and_measure():
-        with Interrupts(campaign, run_dir, asyncio.get_running_loop()):
-            reason = await campaign.run()
-            unchanged = campaign.round == 0 and len(store.evaluations()) == judged_before and not campaign.cut
-            if unchanged and summary_path.is_file() and not remeasure:
-                return reason, None
-            return reason, await final_measurements(campaign)
-
+    spec = executor
+    executor = open_executor(spec, task, options, run_dir, lambda kind, payload: store.log_event(kind, payload=payload))
     try:
+        store.log_event("executor", payload={"kind": spec.kind, "devices": executor.devices,
+                                             **({"ray_address": spec.ray_address} if spec.kind == "ray" else {})})
+        factory = agent_factory(options, BackendRun(store, run_dir, executor.devices[0], budget))
+        longterm = LongTermMemory() if options.longterm else None
+        campaign = Campaign(task, options, store, executor, _slots(task, options, store, factory), longterm,
+                            on_progress, spent_usd=lambda: budget.spent_usd, cutoff=Cutoff())
+
+        async def run_and_measure():
+            with Interrupts(campaign, run_dir, asyncio.get_running_loop()):
+                reason = await campaign.run()
+                unchanged = campaign.round == 0 and len(store.evaluations()) == judged_before and not campaign.cut
+                if unchanged and summary_path.is_file() and not remeasure:
+                    return reason, None
+                return reason, await final_measurements(campaign)
+
         reason, finals = asyncio.run(run_and_measure())
     finally:
         executor.close()
@@ -279,5 +321,5 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     return CampaignResult(run_dir, reason, summary)
 
 
-__all__ = ["BackendRun", "CampaignResult", "DB_NAME", "Interrupts", "agent_factory", "campaign_devices", "replay",
-           "resume", "resume_command", "start"]
+__all__ = ["BackendRun", "CampaignResult", "DB_NAME", "Interrupts", "agent_factory", "campaign_devices",
+           "campaign_sandboxing", "executor_devices", "open_executor", "replay", "resume", "resume_command", "start"]

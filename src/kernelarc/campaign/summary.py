@@ -230,7 +230,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
             totals[verdict.value] = totals.get(verdict.value, 0) + n
     evaluations = [r.evaluation for r in store.evaluations() if r.agent_id is not None]
     timing_s = sum(e.stage_seconds.get("timing", 0.0) for e in evaluations)
-    lock_s = sum(campaign.executor.lock_held_s.values()) if hasattr(campaign.executor, "lock_held_s") else None
+    by_device = dict(getattr(campaign.executor, "lock_held_s", {}))  # the Ray executor's, per node and GPU
+    lock_s = sum(by_device.values()) if hasattr(campaign.executor, "lock_held_s") else None
     summary = {
         "task": {"name": task.name, "format": task.format.value, "path": str(task.path),
                  "kernel_type": task.kernel_type, "workloads": len(task.workloads)},
@@ -252,7 +253,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "guard": {"evaluations": len(evaluations),
                   "mean_wall_s": sum(e.wall_s or 0 for e in evaluations) / len(evaluations) if evaluations else None,
                   "median_wall_s": median([e.wall_s or 0.0 for e in evaluations]) if evaluations else None,
-                  "timing_s": timing_s, "lock_held_s": lock_s,
+                  "timing_s": timing_s, "lock_held_s": lock_s, "lock_held_s_by_device": by_device,
                   "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
                   "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,

@@ -12,6 +12,7 @@ from enum import Enum
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from kernelarc import __version__
 from kernelarc.errors import UserError
@@ -64,6 +65,27 @@ TIMEOUT_HELP = ("Deadline in seconds of each stage of an evaluation: compile (im
                 "(correctness and timing together); the reference's own stage gets twice this. Default 300.")
 
 
+class ExecutorKind(str, Enum):
+    """`--executor`: where evaluations run (ExecutorSpec)."""
+
+    local = "local"
+    ray = "ray"
+
+
+EXECUTOR_HELP = ("Where candidates are judged: local (this machine's devices) or ray (one Ray task per evaluation on "
+                 "a cluster's GPUs; pip install 'kernelarc[ray]', docs/cluster.md).")
+RAY_ADDRESS_HELP = "With --executor ray: the cluster to join, auto (this machine's, or $RAY_ADDRESS) or HOST:PORT."
+
+
+def executor_spec(kind: ExecutorKind, ray_address: str | None):
+    """The ExecutorSpec of `--executor` and `--ray-address` (one line and exit 2 for an address without Ray)."""
+    from kernelarc.campaign.executor import ExecutorSpec
+
+    if ray_address is not None and kind is not ExecutorKind.ray:
+        fail("--ray-address applies to --executor ray only")
+    return ExecutorSpec(kind=kind.value, ray_address=ray_address or "auto")
+
+
 def invalid_reference_line(task_name: str, reason: str) -> str:
     """The one line that says a task's reference cannot be judged (exit 2: the task must change)."""
     return f"INVALID_REFERENCE: the reference of {task_name} cannot be judged against: {reason}"
@@ -108,7 +130,8 @@ def run_app(argv: list[str] | None = None) -> int:
     try:
         result = app(args=argv, standalone_mode=False, prog_name="kernelarc")
     except UserError as e:
-        err_console.print(f"[bold red]kernelarc: error:[/] {e}", highlight=False, soft_wrap=True)
+        # library messages are plain text: `kernelarc[ray]` must not be read as markup
+        err_console.print(f"[bold red]kernelarc: error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_USER_ERROR
     except UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":  # bare `kernelarc`: the help was already printed

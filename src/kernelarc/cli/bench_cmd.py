@@ -9,7 +9,10 @@ from typing import Annotated
 
 import typer
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, human
+from kernelarc.cli.app import (
+    EXECUTOR_HELP, EXIT_NO_CORRECT, EXIT_OK, RAY_ADDRESS_HELP, TIMEOUT_HELP, TIMING_HELP, ExecutorKind, Timing, app,
+    executor_spec, human,
+)
 from kernelarc.cli.optimize_cmd import check_exports, export_winner, parse_backend_options
 from kernelarc.cli.report_cmd import announce_report
 
@@ -23,7 +26,9 @@ def bench_command(
     ablation: Annotated[bool, typer.Option("--ablation", help="Run the memory ablation (1 private agent, N bounded-shared, N unbounded-shared) instead of the main comparison.")] = False,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Ablation: campaigns per arm and task.")] = 3,
     out: Annotated[Path | None, typer.Option("--out", help="Output dir (default: runs/bench-<suite>); rerun to complete it.")] = None,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N (with --executor ray: auto, cpu or cuda).")] = "auto",
+    executor: Annotated[ExecutorKind, typer.Option("--executor", help=EXECUTOR_HELP + " With ray, one task's campaign per cluster device at a time.")] = ExecutorKind.local,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help=RAY_ADDRESS_HELP)] = None,
     backend: Annotated[str, typer.Option("--backend", help="Agent backend: builtin (offline), openai, anthropic, cli.")] = "builtin",
     backend_option: Annotated[list[str], typer.Option("--backend-option", help="KEY=VALUE passed to the backend (repeatable).")] = [],  # noqa: B006
     tasks: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task names to run (default: all).")] = None,
@@ -43,6 +48,7 @@ def bench_command(
     from kernelarc.bench.report import RESULTS_MD
 
     check_exports(export)
+    spec = executor_spec(executor, ray_address)
     options = BenchOptions(
         agents=agents, budget=budget, time_limit_s=time_limit, backend=backend,
         backend_options=parse_backend_options(backend_option), device=device, seed=seed, seeds=seeds, memory=memory,
@@ -54,9 +60,10 @@ def bench_command(
     count = len(discover(suite, only))  # a bad suite or task name fails here, before anything is printed
     console = human(as_json)
     console.print(f"bench [bold]{suite}[/] ({count} task(s)) -> {out_dir}: {'ablation, ' if ablation else ''}"
-                      f"{agents} {backend} agent(s), budget {budget}, device {device}", highlight=False)
+                      f"{agents} {backend} agent(s), budget {budget}, device {device}"
+                      + (f", on the Ray cluster at {spec.ray_address}" if spec.kind == "ray" else ""), highlight=False)
     results = run_suite(suite, options, out_dir, ablation=ablation, only=only, command=command,
-                        notify=lambda line: console.print(line, highlight=False, markup=False))
+                        notify=lambda line: console.print(line, highlight=False, markup=False), executor=spec)
     runs = results.ablation if ablation else results.rows
     mine = [r for r in runs if not only or r.task in only]
     for row in mine:
@@ -88,6 +95,8 @@ def _flags(params: dict) -> list[str]:
         if params[name] is not None and (name != "seeds" or params["ablation"]):
             out += [flag, str(params[name])]
     out += [f"--backend-option={pair}" for pair in params["backend_option"]]
+    if params["executor"] is ExecutorKind.ray:
+        out += ["--executor", "ray", *(["--ray-address", params["ray_address"]] if params["ray_address"] else [])]
     return out + [flag for name, flag in _SWITCHES.items() if params[name]]
 
 

@@ -10,8 +10,8 @@ import typer
 from pydantic import ValidationError
 
 from kernelarc.cli.app import (
-    EXIT_NO_CORRECT, EXIT_OK, QUIET, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail, human,
-    invalid_reference_line,
+    EXECUTOR_HELP, EXIT_NO_CORRECT, EXIT_OK, QUIET, RAY_ADDRESS_HELP, TIMEOUT_HELP, TIMING_HELP, ExecutorKind, Timing,
+    app, err_console, executor_spec, fail, human, invalid_reference_line,
 )
 from kernelarc.cli.progress import LiveProgress
 from kernelarc.cli.report_cmd import announce_report
@@ -51,7 +51,9 @@ def optimize_command(
     plateau: Annotated[int, typer.Option("--plateau", min=1, help="Non-improvements before an agent must draft.")] = 4,
     memory: Annotated[str, typer.Option("--memory", help="Findings kept per kernel type: unbounded, N or WINS/TRAPS.")] = "16",
     fresh_memory: Annotated[bool, typer.Option("--fresh-memory", help="Ignore and do not add to the long-term memory.")] = False,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N.")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N (with --executor ray: auto, cpu or cuda).")] = "auto",
+    executor: Annotated[ExecutorKind, typer.Option("--executor", help=EXECUTOR_HELP)] = ExecutorKind.local,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help=RAY_ADDRESS_HELP)] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default: runs/<task>-<seed>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the campaign in this run directory (pending candidates first; --budget and --time-limit may be given anew).")] = None,
     remeasure: Annotated[bool, typer.Option("--remeasure", help="With --resume: time the winner against the baselines again and rewrite summary.json even when there is nothing new to do.")] = False,
@@ -75,6 +77,7 @@ def optimize_command(
     from kernelarc.task.loader import load_task
 
     check_exports(export)
+    spec = executor_spec(executor, ray_address)
     console = human(as_json)
     progress = LiveProgress(console, enabled=not as_json and console.is_terminal, lines=not QUIET["on"])
     if resume is not None and replay is not None:
@@ -91,17 +94,17 @@ def optimize_command(
             limit = "" if options.time_limit_s is None else f", time limit {options.time_limit_s:g} s"
             _header(console, task, options.agents, options.backend, options.device, resume,
                     f"resuming: {judged} candidate(s) judged, {counts.pending} pending, budget {options.budget}{limit}",
-                    longterm=options.longterm)
+                    longterm=options.longterm, executor=spec)
 
         with progress:
             result = resume_campaign(resume, on_progress=progress.update, time_limit_s=time_limit, budget=budget,
-                                     remeasure=remeasure, on_start=announce_resume)
+                                     remeasure=remeasure, on_start=announce_resume, executor=spec)
     elif replay is not None:
         if task_path is not None:
             fail("--replay RUN_DIR takes the task from the recorded run: give no TASK")
         run_dir = out or Path("runs") / f"replay-{replay.name}"
         with progress:
-            result = replay_campaign(replay, run_dir, on_progress=progress.update)
+            result = replay_campaign(replay, run_dir, on_progress=progress.update, executor=spec)
     else:
         if task_path is None:
             fail("missing TASK (a KernelBench .py file or a SOL-ExecBench problem dir), or --resume RUN_DIR")
@@ -121,10 +124,10 @@ def optimize_command(
         run_dir = out or Path("runs") / f"{task.name}-seed{seed}"
 
         def announce(task) -> None:  # after start() has ruled out every user error: an error stays one line
-            _header(console, task, agents, backend, device, run_dir, longterm=not fresh_memory)
+            _header(console, task, agents, backend, device, run_dir, longterm=not fresh_memory, executor=spec)
 
         with progress:
-            result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce)
+            result = start(task_path, options, run_dir, on_progress=progress.update, on_start=announce, executor=spec)
     export_winner(result.run_dir, export)
     summary = json.loads((result.run_dir / "summary.json").read_text()) if export else result.summary
     announce_report(result.run_dir, console)
@@ -174,7 +177,7 @@ EXIT_INTERRUPTED = 130
 
 
 def _header(console, task, agents: int, backend: str, device: str, run_dir: Path, extra: str = "", *,
-            longterm: bool) -> None:
+            longterm: bool, executor) -> None:
     """What was inferred and where the run goes, before anything runs; then where the long-term memory
     is (issue 19: unrelated runs steered each other through a file nobody was told about)."""
     from kernelarc.guard import resolve_device
@@ -182,8 +185,14 @@ def _header(console, task, agents: int, backend: str, device: str, run_dir: Path
 
     if QUIET["on"]:
         return
-    resolved = resolve_device(device)
-    where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)" if resolved == "cpu" else resolved
+    if executor.kind == "ray":  # start() has joined the cluster: it says which device kind
+        from kernelarc.campaign.run import executor_devices
+
+        where = f"the Ray cluster at {executor.ray_address} ({executor_devices(executor, device)[0]})"
+    elif (resolved := resolve_device(device)) == "cpu":
+        where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)"
+    else:
+        where = resolved
     console.print(f"task [bold]{task.name}[/] ({task.format.value}, {task.kernel_type}, "
                   f"{len(task.workloads)} workload(s)); {agents} {backend} agents on {where}; "
                   f"run dir {run_dir}" + (f"; {extra}" if extra else ""), highlight=False)

@@ -145,6 +145,9 @@ class Evaluation(Frozen):
     """For STATIC_REJECT: the gate rule that fired."""
     static_line: int | None = None
     """For STATIC_REJECT: the source line."""
+    node: str | None = None
+    """Where a cluster ran it (`--executor ray`): `<Ray node id>/gpu<N>` or `<Ray node id>/cpu`; None
+    when this machine judged it."""
 
     @model_validator(mode="after")
     def _validate_consistency(self) -> "Evaluation":
