@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernelarc.guard.samples import Samples
-from kernelarc.guard.timing import ITER_MARK, iteration_spans
+from kernelarc.guard.timing import ITER_MARK, SYNC_NAME, iteration_spans, marked_windows, sync_windows
 
 
 def test_median_and_spread_of_samples():
@@ -36,7 +36,7 @@ def test_spans_run_from_first_kernel_start_to_last_kernel_end_over_every_stream(
         _kernel(2, 40.0, 10.0, stream=7), _kernel(3, 45.0, 30.0, stream=9),  # a side stream, still counted
         _marker(1, 100.0, 10.0), _launch(4, 101.0), _kernel(4, 120.0, 4.0, stream=7),
     ]
-    activity, flush_stream = iteration_spans(events)
+    activity, flush_stream = iteration_spans(events, marked_windows(events))
     assert {i: a.span_ms for i, a in activity.items()} == {0: pytest.approx((75.0 - 40.0) / 1000.0),
                                                             1: pytest.approx(4.0 / 1000.0)}
     assert {i: a.count for i, a in activity.items()} == {0: 2, 1: 1}
@@ -45,5 +45,30 @@ def test_spans_run_from_first_kernel_start_to_last_kernel_end_over_every_stream(
 
 
 def test_a_call_that_launched_nothing_has_no_span():
-    activity, _ = iteration_spans([_marker(0, 0.0, 10.0)])
+    events = [_marker(0, 0.0, 10.0)]
+    activity, _ = iteration_spans(events, marked_windows(events))
     assert activity == {}
+
+
+def _sync(ts: float) -> dict:
+    return {"cat": "cuda_runtime", "name": SYNC_NAME, "ts": ts, "args": {"correlation": int(ts) + 1000}}
+
+
+def test_without_host_markers_calls_are_told_apart_by_the_sides_synchronizations():
+    events = [
+        _launch(1, 1.0), _kernel(1, 2.0, 5.0, stream=7),  # the flush, before the call's window
+        _sync(10.0), _launch(2, 11.0), _launch(3, 12.0), _sync(13.0),
+        _kernel(2, 20.0, 3.0, stream=7), _kernel(3, 24.0, 2.0, stream=7),
+        _launch(4, 14.0), _kernel(4, 30.0, 5.0, stream=7),  # the next flush
+        _sync(40.0), _launch(5, 41.0), _sync(42.0), _kernel(5, 50.0, 1.0, stream=7),
+    ]
+    windows = sync_windows(events, 2)
+    assert windows == {0: (10.0, 13.0), 1: (40.0, 42.0)}
+    activity, flush_stream = iteration_spans(events, windows)
+    assert {i: a.span_ms for i, a in activity.items()} == {0: pytest.approx(6.0 / 1000.0), 1: pytest.approx(0.001)}
+    assert {i: a.count for i, a in activity.items()} == {0: 2, 1: 1} and flush_stream == 7
+
+
+def test_a_call_that_synchronizes_itself_leaves_no_sync_windows():
+    events = [_sync(10.0), _launch(2, 11.0), _sync(11.5), _sync(13.0)]  # the call's own synchronize in between
+    assert sync_windows(events, 1) is None

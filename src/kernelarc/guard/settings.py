@@ -45,14 +45,16 @@ class GuardSettings(BaseModel):
     first timed block by this share (plus the residual floor); beyond it the candidate's work overlapped
     the incumbent's timing (guard/session.py)."""
     residual_floor_ms: float = Field(default=0.02, ge=0)
-    residual_ratio: float = Field(default=0.5, ge=0)
+    residual_ratio: float = Field(default=1.0, ge=0)
     residual_share: float = Field(default=0.1, ge=0)
     """On CUDA, a candidate's bookkeeping per timed call (judge's clock minus its samples) may differ
     from the incumbent's by at most floor + ratio * the incumbent's bookkeeping + share * the longer
     side's median latency; beyond it, time went outside the measured window (guard/session.py). A
     backstop for gross cheats: on the H200 honest sides differed by up to 0.1 ms per call on 0.4-0.9 ms
-    of bookkeeping and by 0.3 ms beside a 6.8 ms GEMM (docs/benchmarks.md); the finer check of event
-    samples is the kernel floor (session._check_kernel_floor)."""
+    of bookkeeping and by 0.3 ms beside a 6.8 ms GEMM, and on 2026-12-01 the reference's own code as a
+    candidate by 0.256 ms on 0.416 ms (linear_backward: a false REWARD_HACK at ratio 0.5, hence 1.0;
+    docs/benchmarks.md); the finer check of event samples is the kernel floor
+    (session._check_kernel_floor), and device time (CUPTI) does not depend on this clock."""
     cpu_iterations: int = Field(default=7, ge=3)
     """Timed calls per side on the CPU, where calls are slow and timings only rank."""
     margin: float = Field(default=0.02, ge=0)
