@@ -185,10 +185,12 @@ def _header(console, task, agents: int, backend: str, device: str, run_dir: Path
 
     if QUIET["on"]:
         return
-    if executor.kind == "ray":  # start() has joined the cluster: it says which device kind
-        from kernelarc.campaign.run import executor_devices
+    if executor.kind == "ray":  # start() has joined the cluster: say what it judges on
+        from kernelarc.campaign.ray_executor import connect
 
-        where = f"the Ray cluster at {executor.ray_address} ({executor_devices(executor, device)[0]})"
+        target = connect(executor.ray_address, device)
+        what = f"{target.accelerator} GPU(s)" if target.accelerator else "CPU node(s) (timings are cpu_wall)"
+        where = f"the Ray cluster at {executor.ray_address}: {target.slots} {what} on {target.nodes} node(s)"
     elif (resolved := resolve_device(device)) == "cpu":
         where = "the CPU (no CUDA device: timings are cpu_wall, not GPU speed)"
     else:

@@ -35,14 +35,16 @@ def log_axis(series: dict[str, list[tuple[int, float]]]) -> bool:
 
 def plot_progress(series: dict[str, list[tuple[int, float]]], path: Path, title: str,
                   winner: WinnerMark | None = None) -> Path:
-    """Write a step plot; `series` maps agent label -> [(candidate number, best chained speedup so far)]."""
-    import matplotlib
+    """Write a step plot; `series` maps agent label -> [(candidate number, best chained speedup so far)].
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    A bare `Figure`, not pyplot: a Ray bench ends several campaigns at once in threads of one process,
+    and pyplot's global figure state is not thread-safe.
+    """
+    from matplotlib.figure import Figure
     from matplotlib.ticker import FormatStrFormatter
 
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    fig = Figure(figsize=(7, 4), dpi=120)
+    ax = fig.subplots()
     for label, points in sorted(series.items()):
         if points:
             xs, ys = zip(*points)
@@ -64,7 +66,6 @@ def plot_progress(series: dict[str, list[tuple[int, float]]], path: Path, title:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
     return path
 
 
