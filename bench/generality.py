@@ -33,7 +33,7 @@ def shrink(source: str, cap: int = CPU_CAP) -> str:
     """`source` with its large module-level integer constants scaled down (see CPU_CAP)."""
     tree = ast.parse(source)
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):  # `h = w = 128` too
             value = _int_constant(node.value)
             if value is not None and value > cap:
                 while value > cap:

@@ -1,0 +1,55 @@
+"""The generality measure's own arithmetic (bench/generality.py, bench/gpu/generality_gpu.py): how
+problems are shrunk to CPU sizes, how the GPU sample is drawn and scored."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(path: str):
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shrink_scales_every_large_constant_chained_assignments_included():
+    generality = _script("bench/generality.py")
+    out = generality.shrink("batch = 128\nheight = width = 256\nk = 3\nn = 2048 * 2\nname = 'x'\n")
+    values = {}
+    exec(out, values)
+    assert (values["batch"], values["height"], values["width"], values["k"], values["n"]) == (16, 16, 16, 3, 16)
+
+
+def test_the_gpu_sample_is_seeded_and_split_without_overlap(tmp_path: Path):
+    gpu = _script("bench/gpu/generality_gpu.py")
+    for level in ("level1", "level2"):
+        (tmp_path / level).mkdir()
+        for i in range(6):
+            (tmp_path / level / f"{i}_p.py").write_text("")
+    drawn = gpu.sample(tmp_path, 5, seed=16)
+    assert drawn == gpu.sample(tmp_path, 5, seed=16) and len(set(drawn)) == 5
+    assert drawn != gpu.sample(tmp_path, 5, seed=17)
+
+
+def _summary(agent: str, vs_eager: float | None, vs_compile: float | None) -> dict:
+    return {"task": {"name": "t", "kernel_type": "gemm"}, "candidates": 4, "stop_reason": "budget", "wall_s": 1.0,
+            "guard": {}, "best": {"agent": agent, "speedup_vs_eager": vs_eager, "speedup_vs_compile": vs_compile}}
+
+
+def test_fast_1_needs_an_agents_kernel_faster_than_both_baselines(tmp_path: Path):
+    gpu = _script("bench/gpu/generality_gpu.py")
+    assert gpu.row(_summary("a0-fusion", 1.5, 1.2))["fast_1"] is True
+    assert gpu.row(_summary("a0-fusion", 1.5, 0.9))["over_best"] == 0.9
+    baseline = gpu.row(_summary("baseline:torch.compile", 1.4, 1.0))
+    assert baseline["fast_1"] is False and baseline["over_best"] == 1.0
+    assert gpu.row(_summary("a0-fusion", 1.5, None))["over_best"] is None  # no final timing: left out
+    for i, s in enumerate([_summary("a0-fusion", 2.0, 2.0), _summary("baseline:eager", 1.0, 1.0)]):
+        (tmp_path / f"p{i}").mkdir()
+        (tmp_path / f"p{i}" / "summary.json").write_text(json.dumps(s))
+    _, data = gpu.table(tmp_path)
+    assert data["summary"]["fast_1.0"] == 0.5 and abs(data["summary"]["geomean_over_best"] - 2 ** 0.5) < 1e-9
