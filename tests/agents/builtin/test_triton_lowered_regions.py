@@ -97,3 +97,14 @@ def test_cumsum_and_cumprod_are_generated_scans(block, tmp_path):
     move = family.render(analysis, {**family.space(analysis)[0], "BLOCK_SIZE": block})
     assert move.source.count("_call(") >= 2 and "tl.cumprod" in move.source
     assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
+@pytest.mark.parametrize("block", [16, 1024])
+def test_argmin_and_argmax_are_generated_index_reductions(block, tmp_path):
+    """The first extreme element's index, with ties, along one dim and over the flattened tensor."""
+    analysis = analysis_for("builtin_argmin_argmax")
+    assert sorted(r.op for r in find_reductions(analysis.lowered)) == ["argmax", "argmin"]
+    family = get_family(FAMILY)
+    move = family.render(analysis, {**family.space(analysis)[0], "BLOCK_SIZE": block})
+    assert "torch.ops.aten.argmin" not in move.source and "torch.ops.aten.argmax" not in move.source
+    assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))

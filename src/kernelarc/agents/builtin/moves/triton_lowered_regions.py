@@ -6,8 +6,9 @@ kernel.
 Traced that way (`TaskAnalysis.lowered`), a GroupNorm, a LayerNorm, a BatchNorm, a softmax or a
 log-softmax is reductions (sum, mean, max, min, variance) and pointwise maths; a GEMM (`aten.mm`,
 `bmm`, `addmm`), a convolution of any rank (`aten.convolution`, transposed or not) and a max or
-average pooling and a cumsum or cumprod are one generated kernel each; what has no generated form (an index, an adaptive
-pooling) is replayed as the reference computes it. A reduction over any dims is one kernel: the host
+average pooling and a cumsum or cumprod are one generated kernel each; argmin and argmax are index reductions (the first extreme
+element, as torch picks it); what has no generated form (an adaptive pooling, a gather) is replayed
+as the reference computes it. A reduction over any dims is one kernel: the host
 moves the reduced dims last (a copy only when they are not already), a program reduces one row in
 blocks, in fp32 (the variance in two passes over the row, as precise as the reference's), and the
 result takes the node's shape. Family `triton_lowered_regions`, strategy fusion. Imports neither torch
@@ -39,8 +40,12 @@ REDUCTIONS: dict[str, tuple[str, int | None]] = {
     "aten.amax": ("max", 1), "prims.amax.default": ("max", 1),
     "aten.amin": ("min", 1), "prims.amin.default": ("min", 1),
     "prims.var.default": ("var", 1), "aten.var.correction": ("var", 1),
+    "aten.argmin": ("argmin", 1), "aten.argmax": ("argmax", 1),
 }
-_IDENTITY = {"sum": "0.0", "mean": "0.0", "var": "0.0", "max": '-float("inf")', "min": 'float("inf")'}
+_IDENTITY = {"sum": "0.0", "mean": "0.0", "var": "0.0", "max": '-float("inf")', "min": 'float("inf")',
+             "argmin": 'float("inf")', "argmax": '-float("inf")'}
+ARG_REDUCTIONS = {"argmin": "<", "argmax": ">"}
+"""Reductions to the index of the first extreme element (int64 results), with their comparison."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,15 @@ def find_reductions(analysis: TaskAnalysis) -> list[Reduction]:
     found = []
     for node in analysis.nodes:
         kind = REDUCTIONS.get(node.target)
-        if kind is None or node.dtype not in FLOAT_DTYPES or not node.args or not isinstance(node.args[0], str):
+        result_dtypes = ("int64",) if kind and kind[0] in ARG_REDUCTIONS else FLOAT_DTYPES
+        if kind is None or node.dtype not in result_dtypes or not node.args or not isinstance(node.args[0], str):
             continue
         shape, dtype = values.get(node.args[0], (None, None))
         if shape is None or dtype not in FLOAT_DTYPES or node.shape is None:
             continue
         op, at = kind
         dims = node.args[at] if at is not None and len(node.args) > at else node.kwargs.get("dim")
+        dims = (dims,) if isinstance(dims, int) else dims  # argmin / argmax take one dim
         dims = tuple(int(d) % max(len(shape), 1) for d in dims) if dims else None
         correction = node.args[2] if node.target == "prims.var.default" and len(node.args) > 2 else node.kwargs.get(
             "correction", 1)
@@ -90,7 +97,13 @@ def kernel_source(r: Reduction) -> str:
     body = ["row = tl.program_id(0).to(tl.int64)", f"acc = tl.full([BLOCK_SIZE], {_IDENTITY[r.op]}, tl.float32)",
             "for start in range(0, n_cols, BLOCK_SIZE):", "    cols = start + tl.arange(0, BLOCK_SIZE)",
             "    mask = cols < n_cols", f"    x = {load.format(other=_IDENTITY[r.op])}"]
-    if r.op == "max":
+    if r.op in ARG_REDUCTIONS:  # per lane the first extreme seen; then the first index among the lanes' best
+        body.insert(2, "at = tl.zeros([BLOCK_SIZE], tl.int64)")
+        body += [f"    take = x {ARG_REDUCTIONS[r.op]} acc", "    acc = tl.where(take, x, acc)",
+                 "    at = tl.where(take, cols.to(tl.int64), at)",
+                 f"best = {'tl.min' if r.op == 'argmin' else 'tl.max'}(acc, axis=0)",
+                 "result = tl.min(tl.where(acc == best, at, n_cols), axis=0)"]
+    elif r.op == "max":
         body += ["    acc = tl.maximum(acc, x)", "result = tl.max(acc, axis=0)"]
     elif r.op == "min":
         body += ["    acc = tl.minimum(acc, x)", "result = tl.min(acc, axis=0)"]
