@@ -108,3 +108,12 @@ def test_argmin_and_argmax_are_generated_index_reductions(block, tmp_path):
     move = family.render(analysis, {**family.space(analysis)[0], "BLOCK_SIZE": block})
     assert "torch.ops.aten.argmin" not in move.source and "torch.ops.aten.argmax" not in move.source
     assert_matches_reference(move, analysis, tmp_path, seeds=(3, 4))
+
+
+def test_an_unrolled_loop_is_not_written_as_a_kernel_per_node():
+    """160 one-column sums added up: over MAX_KERNELS for both generating families; the reduction family
+    folds them."""
+    analysis = analysis_for("builtin_unrolled_rowsum")
+    for name in (FAMILY, "triton_pointwise_regions"):
+        assert "generated kernels (over 128)" in get_family(name).applies(analysis)
+    assert get_family("triton_reduction").applies(analysis) is None

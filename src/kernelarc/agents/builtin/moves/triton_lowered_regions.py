@@ -26,10 +26,12 @@ from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, lite
 from kernelarc.agents.builtin.moves.triton_common import claim, dedupe, describe_params, launch_keywords
 from kernelarc.agents.builtin.moves.triton_pointwise_regions import (
     FLOAT_DTYPES,
+    MAX_KERNELS,
     TRITON_IMPORTS,
     find_regions,
     forward_source,
     regions_source,
+    too_many_kernels,
 )
 from kernelarc.agents.builtin.pytorch_source import emit_reason, pytorch_module
 
@@ -152,13 +154,17 @@ class TritonLoweredRegionsFamily:
         reason = emit_reason(lowered)
         if reason:
             return f"the decomposed forward cannot be written back: {reason}"
-        others = (find_reductions(lowered) or conv_nodes.find_convs(lowered) or pool_nodes.find_pools(lowered)
-                  or scan_nodes.find_scans(lowered))
-        if not (others or gemm_nodes.find_gemms(lowered)):
+        others = [*find_reductions(lowered), *conv_nodes.find_convs(lowered), *pool_nodes.find_pools(lowered),
+                  *scan_nodes.find_scans(lowered)]
+        gemms, regions = gemm_nodes.find_gemms(lowered), find_regions(lowered)
+        if not (others or gemms):
             return ("the decomposed forward has no reduction, scan, GEMM, convolution or pooling to write "
                     "(triton_pointwise_regions covers pointwise runs)")
-        if analysis.facts.get("gemm") and not (others or find_regions(lowered)):
+        if analysis.facts.get("gemm") and not (others or regions):
             return "a lone GEMM, nothing to fuse: the GEMM families (tensor_cores, arch) write it"
+        kernels = len(others) + len(gemms) + len(regions)
+        if kernels > MAX_KERNELS:
+            return too_many_kernels(kernels)
         return None
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:

@@ -33,6 +33,19 @@ LOW_PRECISION = frozenset({"float16", "bfloat16"})
 TRITON_IMPORTS = "import triton\nimport triton.language as tl\n"
 
 
+MAX_KERNELS = 128
+"""Beyond this many generated kernels the forward is a loop the trace unrolled (a row sum written as
+512 slice-adds became 512 pointwise kernels, or 1024 with its reductions lowered, and over 1 MB of
+source): one kernel per node then launches more than the reference's own ops and takes minutes to
+compile; triton_reduction folds such unrolled sums."""
+
+
+def too_many_kernels(kernels: int) -> str:
+    """Why a generating family leaves a forward alone (see MAX_KERNELS)."""
+    return (f"the forward would be {kernels} generated kernels (over {MAX_KERNELS}): a loop the trace unrolled, "
+            "left to the families that fold it")
+
+
 @dataclass(frozen=True)
 class Region:
     """One run of pointwise nodes that becomes one kernel."""
@@ -246,10 +259,13 @@ class TritonPointwiseRegionsFamily:
         reason = emit_reason(analysis)
         if reason:
             return reason
-        if not find_regions(analysis):
+        regions = find_regions(analysis)
+        if not regions:
             return "the forward has no run of pointwise ops to fuse (or none whose ops have a Triton form)"
+        if len(regions) > MAX_KERNELS:
+            return too_many_kernels(len(regions))
         try:
-            forward_source(analysis, find_regions(analysis))
+            forward_source(analysis, regions)
         except ValueError as e:
             return str(e)
         return None
@@ -275,5 +291,5 @@ class TritonPointwiseRegionsFamily:
 FAMILIES = (register_family(TritonPointwiseRegionsFamily()),)
 """The registered family."""
 
-__all__ = ["FAMILIES", "Region", "TRITON_IMPORTS", "TritonPointwiseRegionsFamily", "find_regions", "forward_source",
-           "kernel_source", "regions_source", "wrapper_source"]
+__all__ = ["FAMILIES", "MAX_KERNELS", "Region", "TRITON_IMPORTS", "TritonPointwiseRegionsFamily", "find_regions", "forward_source",
+           "kernel_source", "regions_source", "too_many_kernels", "wrapper_source"]
