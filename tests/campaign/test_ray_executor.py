@@ -166,6 +166,15 @@ def test_a_node_lost_mid_evaluation_then_a_killed_driver_lose_nothing(cluster, t
     assert json.loads((run_dir / "summary.json").read_text())["candidates"] == 4
 
 
+def test_the_time_limit_cuts_an_evaluation_running_on_a_node(cluster, tmp_path):
+    result = start(RELU, options(agents=1, budget=1, time_limit_s=2), tmp_path / "run", executor=_spec(cluster))
+
+    store = open_store(tmp_path / "run")
+    assert result.stop_reason is StopReason.TIME_LIMIT and store.evaluations() == []  # cut, not judged
+    (cut,) = store.events("cut")
+    assert cut.payload["baseline"] == "eager" and "time limit" in cut.payload["why"]
+
+
 def test_cuda_on_a_cluster_without_gpus_is_one_line_and_exit_2(cluster, tmp_path, capsys):
     code = run_app(["optimize", str(RELU), "--executor", "ray", "--ray-address", cluster.address, "--device", "cuda",
                     "--out", str(tmp_path / "run")])

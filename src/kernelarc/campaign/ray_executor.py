@@ -157,8 +157,8 @@ class RayExecutor:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             if cutoff is not None:
                 cutoff.check()
-            left = None if cutoff is None or cutoff.at is None else cutoff.at - time.monotonic()
-            ref = self._remote.remote(self._payload, candidate, incumbent, settings, trusted, self.sandboxing, left)
+            cut_at = None if cutoff is None or cutoff.at is None else time.time() + cutoff.at - time.monotonic()
+            ref = self._remote.remote(self._payload, candidate, incumbent, settings, trusted, self.sandboxing, cut_at)
             try:
                 result = await self._wait(ref, cutoff)
             except lost as e:

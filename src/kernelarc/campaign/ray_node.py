@@ -80,8 +80,13 @@ class NodeResult:
 
 
 def judge_on_node(payload: TaskPayload, candidate: Candidate, incumbent: Candidate | None, settings: GuardSettings,
-                  trusted: bool, sandboxing: Sandboxing, seconds_left: float | None) -> NodeResult:
-    """One evaluation on the device Ray assigned to this task (cuda:0 under Ray's CUDA_VISIBLE_DEVICES)."""
+                  trusted: bool, sandboxing: Sandboxing, cut_at: float | None) -> NodeResult:
+    """One evaluation on the device Ray assigned to this task (cuda:0 under Ray's CUDA_VISIBLE_DEVICES).
+
+    `cut_at` is the caller's cutoff as a Unix time (monotonic clocks differ between machines, and the
+    task may have waited in Ray's queue): the judge here ends its sides then; the driver also kills the
+    task if the cutoff passes first by its own clock.
+    """
     import ray
 
     context = ray.get_runtime_context()
@@ -90,7 +95,7 @@ def judge_on_node(payload: TaskPayload, candidate: Candidate, incumbent: Candida
     where = f"{context.get_node_id()}/" + (f"gpu{gpus[0]}" if gpus else "cpu")
     policy = dataclasses.replace(sandboxing.policy, hidden=(*sandboxing.policy.hidden, user_data_dir()))
     iso = isolation(require=sandboxing.require, allow_unsafe=sandboxing.allow_unsafe, policy=policy)
-    cutoff = Cutoff(None if seconds_left is None else time.monotonic() + seconds_left)
+    cutoff = Cutoff(None if cut_at is None else time.monotonic() + (cut_at - time.time()))
     root = Path(tempfile.mkdtemp(prefix="kernelarc-ray-task-"))
     started = time.monotonic()
     try:
