@@ -177,8 +177,10 @@ def run_arm(entry: SuiteTask, options: BenchOptions, arm: Arm, seed_index: int, 
         return AblationRun(**common, status=RowStatus.FAILED, error=_record_failure(run_dir, e), finished_at=_now())
     best = summary["best"] or {}
     eager = summary["baselines"].get(EAGER) or {}
+    # An arm whose agents found nothing is won by eager itself, which is not timed against itself: 1.0x.
+    vs_eager = 1.0 if best.get("baseline") == EAGER else best.get("speedup_vs_eager")
     return AblationRun(**common, status=RowStatus.COMPLETE, device=eager.get("device"),
-                       timing=best.get("timing") or eager.get("timing"), speedup_vs_eager=best.get("speedup_vs_eager"),
+                       timing=best.get("timing") or eager.get("timing"), speedup_vs_eager=vs_eager,
                        best_ms=best.get("latency_ms"), candidates=summary["candidates"],
                        stop_reason=summary["stop_reason"], wall_s=summary["wall_s"], finished_at=_now())
 
