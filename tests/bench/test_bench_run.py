@@ -60,6 +60,7 @@ def _check_geomeans_from_rows(out: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_bench_suite_end_to_end_with_compile_baselines_then_resume(tmp_path):
     """A broken task and slow_rowsum, benched through the CLI; then the same command again."""
     suite, out = tmp_path / "suite", tmp_path / "out"
@@ -80,6 +81,7 @@ def test_bench_suite_end_to_end_with_compile_baselines_then_resume(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_ablation_lists_every_arm(tmp_path):
     options = BenchOptions(agents=2, budget=1, seeds=1, backend="scripted", device="cpu", compile_baselines=False,
                            rounds=1, backend_options={"script": str(EMPTY_SCRIPT)})

@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_every_point_is_judged_and_a_family_that_does_not_apply_is_named(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "DEVICE": "cpu", "GPUS": "2"}
     done = subprocess.run(["bash", "bench/gpu/points_check.sh", "200", "mlp_relu_small:library_gemm",

@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_runs_the_named_tasks_two_at_once_packs_the_results_and_keeps_them_on_the_next_call(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
     env = {**os.environ, "SUITE": "bench/suites/cpu_smoke", "PYTHON": sys.executable, "OUT": str(out),

@@ -17,6 +17,7 @@ NARROW_SUM = CANDIDATES / "narrow_sum.py"
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_compile_baseline_is_judged_and_the_winner_measured_against_it(tmp_path):
     agents = scripted_agents([proposal("fast")])
     start(NARROW_SUM, options(agents=1, strategies=("reduction",), budget=1, compile_baseline=True,
@@ -27,5 +28,8 @@ def test_the_compile_baseline_is_judged_and_the_winner_measured_against_it(tmp_p
     record = open_store(tmp_path).evaluation(compiled["candidate_id"])
     assert record.agent_id is None and record.against_incumbent_id is None  # judged against the reference
     best = summary["best"]  # fast.py or a baseline: timing noise on 10-microsecond calls decides
-    assert best["speedup_vs_compile"] > 0 and best["final_verdict_vs_compile"] in ("KEEP", "ACCEPT", "REVERT")
-    assert best["speedup_vs_eager"] > 0
+    for name, key in (("torch.compile", "compile"), ("eager", "eager")):
+        if best["baseline"] == name:  # a baseline is never timed against itself
+            assert best[f"speedup_vs_{key}"] is None and best[f"final_verdict_vs_{key}"] is None
+        else:
+            assert best[f"speedup_vs_{key}"] > 0 and best[f"final_verdict_vs_{key}"] in ("KEEP", "ACCEPT", "REVERT")

@@ -34,6 +34,7 @@ def _config(tmp_path: Path, url: str) -> Path:
 
 
 @pytest.mark.slow  # three guard evaluations and a baseline on the CPU
+@pytest.mark.heavy
 def test_an_openai_campaign_is_judged_costed_stopped_and_replayed(openai_server, tmp_path):
     openai_server.enqueue(
         fenced(FASTER, "one reduction call instead of a column loop"), "Vectorized: one sum over the row.",

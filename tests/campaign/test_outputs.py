@@ -64,6 +64,7 @@ def test_kernelbench_best_is_the_winner_and_runs_standalone(mixed):
     assert error is not None and float(error.group(1)) < 1e-3, done.stdout
 
 
+@pytest.mark.heavy
 def test_sol_best_is_a_solution_json_the_guard_accepts(tmp_path):
     run_source = (RMSNORM / "solution_torch.py").read_text()
     agents = scripted_agents([Proposal(source=run_source, claim="fp32 RMSNorm returning its output")])

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from kernelarc.campaign import AgentSlot, Campaign, StopReason, start
 from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.drafting import DRAFT_INSTRUCTION
@@ -26,6 +28,7 @@ from campaign.runs import (
 A0, A1 = "a0-reduction", "a1-memory"
 
 
+@pytest.mark.heavy
 def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
     a0, a1 = scripted_agents(
         [proposal(n) for n in ("fast", "gated", "loop_rows", "fast_retuned", "loop_twice", "slow_stack", "fast")],
@@ -68,6 +71,7 @@ def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
     assert [a["retired"] for a in summary["agents"]] == [True, True]
 
 
+@pytest.mark.heavy
 def test_a_restart_never_takes_an_agents_best_off_the_board(tmp_path):
     """A lone agent restarts from the eager baseline (no other agent holds a kernel): its KEEP stays the
     campaign's winner. On the H200 it did not, and eager won a campaign whose agent had a 1.07x."""

@@ -28,7 +28,7 @@ from campaign.runs import REPO, open_store, options
 from campaign.test_resume import judged_and_pending
 
 ray = pytest.importorskip("ray")
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.heavy]
 
 RELU = REPO / "examples" / "kernelbench" / "relu_small.py"
 LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

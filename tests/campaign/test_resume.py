@@ -85,6 +85,7 @@ def run_until_killed(run_dir: Path) -> tuple[int, int]:
         proc.stderr.close()
 
 
+@pytest.mark.heavy
 def test_kill_9_then_resume_evaluates_every_candidate_exactly_once(tmp_path, capsys, robust):
     run_dir = tmp_path / "run"
     judged, pending = run_until_killed(run_dir)
@@ -110,6 +111,7 @@ def test_kill_9_then_resume_evaluates_every_candidate_exactly_once(tmp_path, cap
     assert decisions(store) == decisions(open_store(robust.run_dir))
 
 
+@pytest.mark.heavy
 def test_a_kill_while_a_round_registers_its_candidates_changes_no_decision(tmp_path, capsys, robust):
     """Killed between two agents' registrations of round 2, the resumed campaign replays that round whole.
 

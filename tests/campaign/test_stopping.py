@@ -58,6 +58,7 @@ def test_the_time_limit_cuts_a_baseline_that_cannot_finish(tmp_path, capsys):
     assert summary["candidates"] == 0 and open_store(run_dir).evaluations() == []
 
 
+@pytest.mark.heavy
 def test_the_time_limit_cuts_a_candidate_in_flight_and_leaves_it_pending(tmp_path, capsys):
     """Resumed with a larger budget and a time limit, the endless candidate is cut, not failed."""
     run_dir = tmp_path / "run"
@@ -80,6 +81,7 @@ def test_the_time_limit_cuts_a_candidate_in_flight_and_leaves_it_pending(tmp_pat
     assert "resuming: 1 candidate(s) judged, 0 pending, budget 2, time limit 30 s" in err
 
 
+@pytest.mark.heavy
 def test_resume_with_a_larger_budget_runs_more_and_a_finished_run_is_left_as_it_is(tmp_path, capsys):
     run_dir = tmp_path / "run"
     path = script(tmp_path, "fast", "loop_rows")

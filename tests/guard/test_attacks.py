@@ -187,6 +187,7 @@ def test_shell_commands_run_in_the_sandbox_only(relu_task, host_dir):
 
 
 @pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+@pytest.mark.heavy
 def test_native_code_runs_in_the_sandbox_only(relu_task, host_dir):
     ev = _judge(relu_task, "escape_cpp_system.py", HOST_FILE=str(host_dir / "escaped"))
     assert ev.status is Status.PASSED, ev.reason + ev.log_tail

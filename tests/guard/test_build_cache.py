@@ -78,6 +78,7 @@ def test_a_graph_point_keeps_the_build_it_makes_on_the_gpu(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+@pytest.mark.heavy
 def test_a_cpp_candidate_compiles_once_across_evaluations(tmp_path):
     """Judged as the candidate it builds (30-60 s on 2 cores); judged again as the incumbent it loads
     the kept build. Without the cache the second evaluation would build it again."""
@@ -103,6 +104,7 @@ def test_a_cpp_candidate_compiles_once_across_evaluations(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+@pytest.mark.heavy
 def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
     """Built ahead in a GPU-less side (outside any device lock), the evaluation's compile stage only loads."""
     source = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"

@@ -116,6 +116,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_whole_pipeline_swaps_the_ops_in_and_the_patched_model_traces_and_matches(tmp_path, capsys):
     run_dir = tmp_path / "run"
     code = run_app(["model", str(DECODER), "--top", "2", "--agents", "2", "--budget", "2", "--swap", "all",

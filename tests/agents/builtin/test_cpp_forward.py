@@ -91,6 +91,7 @@ def test_where_it_does_not_apply_it_says_why(tmp_path, graphs):
 
 @needs_compiler
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_cpp_of_several_graphs_builds_in_one_extension_and_matches_eager(graphs, tmp_path):
     from torch.utils.cpp_extension import load_inline
 
@@ -120,6 +121,7 @@ def test_the_cpp_of_several_graphs_builds_in_one_extension_and_matches_eager(gra
 
 @needs_compiler
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_fused_graph_point_passes_the_guard_on_the_cpu(graphs):
     """Off the GPU the graph point builds and calls the plain C++ forward."""
     analysis = graphs["linear_relu"]
@@ -140,6 +142,7 @@ CUDA_INCLUDE = next((Path(d) / "include" for d in (CUDA_HOME, os.environ.get("CU
 @needs_compiler
 @pytest.mark.slow
 @pytest.mark.skipif(not (CUDA_INCLUDE / "cuda_runtime_api.h").is_file(), reason="needs the CUDA headers")
+@pytest.mark.heavy
 def test_the_graph_replay_compiles_against_torchs_cuda_headers(graphs, tmp_path):
     """The CUDA-graph C++ (single and tuple outputs) through the compiler's front end: it cannot be linked
     or run without a CUDA build of torch, which only the GPU machine has (docs/benchmarks.md)."""

@@ -33,6 +33,7 @@ SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
 @needs_compiler
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", CASES)
+@pytest.mark.heavy
 def test_the_guard_passes_the_row_maths_on_the_cpu(fixture):
     assert_first_point_passes_the_guard(FAMILY, fixture)
 
@@ -80,6 +81,7 @@ def test_threads_start_near_eight_columns_each():
 
 @needs_nvcc
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_kernels_compile_for_sm90(tmp_path):
     """Every case's CUDA side in one translation unit through nvcc (about a minute on 2 cores)."""
     ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)

@@ -31,6 +31,7 @@ SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
 @needs_compiler
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", CASES)
+@pytest.mark.heavy
 def test_the_guard_passes_the_epilogue_on_the_cpu(fixture):
     assert_first_point_passes_the_guard(FAMILY, fixture)
 
@@ -66,6 +67,7 @@ def test_a_lane_reads_16_bytes_of_the_wider_operand_per_step():
 
 @needs_nvcc
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_the_kernels_compile_for_sm90(tmp_path):
     ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)
     assert ptx.count(".entry") == 2 * len(CASES)  # each: the 16-byte-run kernel and the scalar one
