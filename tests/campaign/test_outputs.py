@@ -48,6 +48,9 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert guard["consistency"]["candidates"] >= 1 and guard["consistency"]["median_spread"] >= 0
     verdicts = Counter(r.evaluation.verdict.value for r in open_store(mixed.run_dir).evaluations() if r.agent_id)
     assert summary["verdicts"] == verdicts
+    # how the candidates were spent: these scripted claims name no `[family ...]` point
+    assert list(summary["spend"]) == ["unnamed"] and summary["spend"]["unnamed"]["verdicts"] == verdicts
+    assert summary["spend"]["unnamed"]["best_speedup"] > 1
     assert [a["agent"] for a in summary["agents"]] == ["a0-reduction", "a1-memory", "a2-fusion"]
     assert {"kernelarc", "torch", "python"} <= summary["versions"].keys()
     assert (mixed.run_dir / "progress.png").read_bytes().startswith(PNG_MAGIC)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelarc import __version__
+from kernelarc.agents.builtin.notation import parse_points
 from kernelarc.campaign.baselines import COMPILE, EAGER
 from kernelarc.campaign.executor import evaluation_seed
 from kernelarc.campaign.export import export_best
@@ -168,6 +169,25 @@ def head_to_head(winner_id: int, baseline_id: int, ev: Evaluation) -> dict:
             "timing": ev.timing.value if ev.timing else None}
 
 
+def candidate_spend(store) -> dict[str, dict]:
+    """How the agents' candidates were spent, per move family (issue 16): the candidates, their verdicts
+    and the best verdict's speedup over its incumbent. The family is the claim's first `[family ...]`
+    point, as the built-in agents write it; other claims (an LLM's prose) count under `unnamed`."""
+    spend: dict[str, dict] = {}
+    for record in store.evaluations():
+        if record.agent_id is None:
+            continue
+        points = parse_points(store.candidate(record.candidate_id).claim)
+        entry = spend.setdefault(points[0][0] if points else "unnamed",
+                                 {"candidates": 0, "verdicts": {}, "best_speedup": None})
+        ev = record.evaluation
+        entry["candidates"] += 1
+        entry["verdicts"][ev.verdict.value] = entry["verdicts"].get(ev.verdict.value, 0) + 1
+        if ev.correct and ev.speedup is not None:
+            entry["best_speedup"] = max(ev.speedup, entry["best_speedup"] or 0.0)
+    return dict(sorted(spend.items(), key=lambda kv: -kv[1]["candidates"]))
+
+
 def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals: Finals, *,
                   wall_s: float, llm_usage: dict | None = None) -> dict:
     """Export the winner, write summary.json and progress.png; return the summary."""
@@ -243,6 +263,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "budget": campaign.options.budget,
         "verdicts": totals,
         "agents": agents,
+        "spend": candidate_spend(store),
         "stop_reason": reason.value,
         "stop_detail": campaign.stop_detail,
         "pending": [c.id for c in store.pending_candidates() if c.agent_id is not None],

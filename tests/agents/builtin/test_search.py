@@ -172,3 +172,23 @@ def test_a_family_that_fails_to_decide_is_skipped_with_its_error_and_the_others_
     search = Search(example_analysis(GEMM), [_BrokenFamily(), get_family("library_gemm")], seed=0)
     assert search.skipped["broken"] == "failed to decide whether it applies: KeyError: 'facts'"
     assert search.next()[0].name == "library_gemm"
+
+
+def test_a_family_that_only_lost_on_this_kind_of_task_gets_its_first_try_last():
+    analysis = example_analysis(GEMM)
+    families = families_for("scheduling") + families_for("library")
+    first = Search(analysis, families, seed=0).next()[0].name
+
+    def first_tries(wins: dict[str, int], traps: dict[str, int]) -> list[str]:
+        search = Search(analysis, families, seed=0)
+        search.note_yield(wins, traps)
+        firsts = []
+        while (choice := search.next()) is not None and choice[0].name not in firsts:
+            firsts.append(choice[0].name)
+            search.record(choice[0].name, choice[1], 1.0)
+        return firsts
+
+    assert len(first_tries({}, {})) >= 2
+    assert first_tries({}, {first: 3})[-1] == first  # three traps, no win: last
+    assert first_tries({}, {first: 2})[0] == first  # two are not enough to judge a family by
+    assert first_tries({first: 1}, {first: 5})[0] == first  # one recalled win keeps its place

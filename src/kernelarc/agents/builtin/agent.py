@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +112,10 @@ class BuiltinAgent:
         """Recalled traps are avoided and wins preferred; before its first try, the leaders' points too."""
         wins = {(f, point_text(f, p)) for finding in ctx.findings if finding.kind is FindingKind.WIN
                 for f, p in parse_points(finding.reflection)}
+        won, lost = Counter(f for f, _ in wins), Counter(
+            f for finding in ctx.findings if finding.kind is FindingKind.TRAP
+            for f, _ in parse_points(finding.reflection)[:1])
+        search.note_yield(won, lost)
         for finding in ctx.findings:
             for family, params in parse_points(finding.reflection):
                 if finding.kind is FindingKind.WIN:

@@ -45,6 +45,10 @@ class FamilyState:
 
 
 
+POOR_YIELD_TRAPS = 3
+"""Recalled traps (with no win) after which a family is tried last on that kind of task."""
+
+
 def why_not(family: MoveFamily, analysis: TaskAnalysis, device: str | None = None) -> str | None:
     """Why `family` does not apply to the task (on `device`, when given), or None when it does; its own
     bug is a reason too."""
@@ -75,6 +79,8 @@ class Search:
         """Points to try before anything else (recalled wins, the leader's point), in order."""
         self.proposed: set[str] = set()
         """Point keys handed out by `next` (measured or not: a point is proposed once)."""
+        self.losses: dict[str, int] = {}
+        """Family name -> recalled traps of this kernel kind with no recalled win (see `note_yield`)."""
 
     def add_family(self, family: MoveFamily) -> bool:
         """Start searching `family` too (a borrowed one, say); False when it does not apply."""
@@ -86,6 +92,11 @@ class Search:
             return False
         self.states[family.name] = FamilyState(family, list(family.space(self.analysis)))
         return True
+
+    def note_yield(self, wins: dict[str, int], traps: dict[str, int]) -> None:
+        """What the memory recalls of each family on this kind of task: one that only ever lost there
+        (POOR_YIELD_TRAPS traps or more, no win) gets its first try after every other family."""
+        self.losses = {f: n for f, n in traps.items() if not wins.get(f)}
 
     def avoid(self, family: str, params: dict[str, Any]) -> None:
         """Never propose this point (a trap recorded in the shared memory)."""
@@ -161,13 +172,15 @@ class Search:
         measured = [s for s in self.states.values() if s.tried]
         return max(measured, key=lambda s: s.best_reward).family.name if measured else None
 
-    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool]:
-        """Untried families get their first try in this order (stable within a rank): on a launch-bound task
-        the families that make the whole forward one launch come first, since the launch is the cost there
-        (on the H200 they ran 2.1-2.7x over eager where the next best ran 1.3x: docs/benchmarks.md,
-        session 6); then the families quick to judge before the slow ones."""
+    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool, bool]:
+        """Untried families get their first try in this order (stable within a rank): a family that only
+        ever lost on this kind of task goes last (issue 16: spend candidates where they pay); on a
+        launch-bound task the families that make the whole forward one launch come first, since the
+        launch is the cost there (on the H200 they ran 2.1-2.7x over eager where the next best ran 1.3x:
+        docs/benchmarks.md, session 6); then the families quick to judge before the slow ones."""
+        poor = self.losses.get(state.family.name, 0) >= POOR_YIELD_TRAPS
         one_launch = bool(self.analysis.facts.get("launch_bound") and getattr(state.family, "one_launch", False))
-        return not one_launch, bool(getattr(state.family, "slow_to_judge", False))
+        return poor, not one_launch, bool(getattr(state.family, "slow_to_judge", False))
 
 
-__all__ = ["FamilyState", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]
+__all__ = ["FamilyState", "POOR_YIELD_TRAPS", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]
