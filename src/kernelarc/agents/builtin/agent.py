@@ -43,7 +43,7 @@ class BuiltinAgent:
         """Strategies with a built-in family that applies to `task`. The campaign hands these out
         first: on the 4096³ bf16 GEMM the catalogue's order gave 4 agents library, fusion (nothing to
         fuse), tensor cores and scheduling, so the Hopper kernels of `arch` ran only when borrowed."""
-        analysis = _shared_analysis(task)
+        analysis = shared_analysis(task)
         return frozenset(f.strategy for f in all_families() if why_not(f, analysis, device) is None)
 
     def __init__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0, device: str | None = None) -> None:
@@ -72,7 +72,7 @@ class BuiltinAgent:
 
     def _start(self) -> Search:
         if self.search is None:
-            self.analysis = _shared_analysis(self.task)
+            self.analysis = shared_analysis(self.task)
             name = self.strategy.builtin_moves or self.strategy.name
             self.search = Search(self.analysis, families_for(name), seed=self.seed, device=self.device)
         return self.search
@@ -177,7 +177,7 @@ _ANALYSIS_LOCK = threading.Lock()
 _ANALYSES: dict[tuple[str, str], TaskAnalysis] = {}
 
 
-def _shared_analysis(task: Task) -> TaskAnalysis:
+def shared_analysis(task: Task) -> TaskAnalysis:
     """One analysis per task for all agents of a process, computed under a lock.
 
     Agents propose from threads at the same time, and graph capture (make_fx) keeps global tracing
@@ -231,4 +231,4 @@ def builtin_factory(device: str | None = None, **options: Any) -> BuiltinFactory
     return BuiltinFactory(None if device is None else str(device).split(":")[0])
 
 
-__all__ = ["BuiltinAgent", "BuiltinFactory", "MAX_RENDER_FAILURES", "SOURCE_MARK", "builtin_factory"]
+__all__ = ["BuiltinAgent", "BuiltinFactory", "MAX_RENDER_FAILURES", "SOURCE_MARK", "builtin_factory", "shared_analysis"]

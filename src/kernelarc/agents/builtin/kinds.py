@@ -13,6 +13,8 @@ None when the graph was not captured or shows none of these: the caller keeps th
 
 from __future__ import annotations
 
+import math
+
 from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.agents.builtin.patterns import CONV_OPS, GEMM_OPS, REDUCTION_OPS
 from kernelarc.task.classify import KernelType
@@ -66,25 +68,18 @@ def _non_pointwise(analysis: TaskAnalysis) -> set[str]:
     return {n.target for n in analysis.nodes if not n.pointwise}
 
 
-def _numel(shape) -> int:
-    out = 1
-    for d in shape or ():
-        out *= d
-    return out
-
-
 def _shrinks(analysis: TaskAnalysis) -> bool:
     """Fewer output elements than the largest input has (a reduction written as pointwise ops)."""
     workload = analysis.task.workloads[0]
-    largest_in = max((_numel(s.shape) for s in workload.inputs if not s.is_scalar), default=0)
+    largest_in = max((math.prod(s.shape) for s in workload.inputs if not s.is_scalar), default=0)
     outputs = [n.shape for n in analysis.nodes if n.name in analysis.output_names and n.shape is not None]
-    return bool(outputs) and largest_in > 1 and max(_numel(s) for s in outputs) < largest_in
+    return bool(outputs) and largest_in > 1 and max(math.prod(s) for s in outputs) < largest_in
 
 
 def _scalar_of_several(analysis: TaskAnalysis) -> bool:
     """One 0-d result computed from two or more tensor inputs: a loss, whatever its ops are called."""
     workload = analysis.task.workloads[0]
-    tensors = [s for s in workload.inputs if not s.is_scalar and _numel(s.shape) > 1]
+    tensors = [s for s in workload.inputs if not s.is_scalar and math.prod(s.shape) > 1]
     outputs = [n.shape for n in analysis.nodes if n.name in analysis.output_names]
     return len(tensors) >= 2 and len(outputs) == 1 and outputs[0] == ()
 
@@ -93,9 +88,9 @@ def _scalar_of_several(analysis: TaskAnalysis) -> bool:
 
 def with_graph_kind(task: Task) -> Task:
     """`task` with its kernel kind read from its graph where the graph says one (see the module docstring)."""
-    from kernelarc.agents.builtin.analysis import analyze
+    from kernelarc.agents.builtin.agent import shared_analysis  # the agents' own copy: captured once
 
-    kind = graph_kind(analyze(task))
+    kind = graph_kind(shared_analysis(task))
     return task if kind is None else task.model_copy(update={"kernel_type": kind.value})
 
 
