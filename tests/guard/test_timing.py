@@ -56,17 +56,28 @@ def _sync(ts: float) -> dict:
 
 def test_without_host_markers_calls_are_told_apart_by_the_sides_synchronizations():
     events = [
-        _launch(1, 1.0), _kernel(1, 2.0, 5.0, stream=7),  # the flush, before the call's window
-        _sync(10.0), _launch(2, 11.0), _launch(3, 12.0), _sync(13.0),
-        _kernel(2, 20.0, 3.0, stream=7), _kernel(3, 24.0, 2.0, stream=7),
-        _launch(4, 14.0), _kernel(4, 30.0, 5.0, stream=7),  # the next flush
-        _sync(40.0), _launch(5, 41.0), _sync(42.0), _kernel(5, 50.0, 1.0, stream=7),
+        _sync(10.0), _launch(1, 10.5), _launch(2, 11.0), _launch(3, 12.0), _sync(13.0),
+        _kernel(1, 11.0, 40.0, stream=7),  # the flush, the window's first launch: not the call's
+        _kernel(2, 51.0, 3.0, stream=7), _kernel(3, 55.0, 2.0, stream=7),  # queued behind it, no launch gap
+        _launch(4, 14.0), _kernel(4, 58.0, 1.0, stream=7),  # the copy kept of the outputs, between windows
+        _sync(60.0), _launch(5, 60.5), _launch(6, 61.0), _sync(62.0),
+        _kernel(5, 61.0, 40.0, stream=7), _kernel(6, 101.0, 1.0, stream=9),
     ]
     windows = sync_windows(events, 2)
-    assert windows == {0: (10.0, 13.0), 1: (40.0, 42.0)}
-    activity, flush_stream = iteration_spans(events, windows)
+    assert windows == {0: (10.0, 13.0), 1: (60.0, 62.0)}
+    activity, flush_stream = iteration_spans(events, windows, flush_first=True)
     assert {i: a.span_ms for i, a in activity.items()} == {0: pytest.approx(6.0 / 1000.0), 1: pytest.approx(0.001)}
     assert {i: a.count for i, a in activity.items()} == {0: 2, 1: 1} and flush_stream == 7
+
+
+def test_a_launch_without_gpu_work_is_not_taken_for_the_flush():
+    events = [
+        _sync(0.0), {"cat": "cuda_runtime", "name": "cudaStreamIsCapturing", "ts": 0.2, "args": {"correlation": 9}},
+        _launch(1, 0.5), _launch(2, 1.0), _sync(2.0),
+        _kernel(1, 1.0, 40.0, stream=7), _kernel(2, 41.0, 3.0, stream=7),
+    ]
+    activity, _ = iteration_spans(events, sync_windows(events, 1), flush_first=True)
+    assert activity[0].count == 1 and activity[0].span_ms == pytest.approx(0.003)
 
 
 def test_a_call_that_synchronizes_itself_leaves_no_sync_windows():
