@@ -2,9 +2,10 @@
 # `kernelarc model` on a Llama-style decoder stack on one GPU (issue 17's H200 check):
 # examples/models/llama_stack.py (4 layers, hidden 4096, 32 heads, intermediate 11008, batch 4,
 # sequence 2048, random weights) in bf16, its 3 slowest regions (distinct tasks) each given a small
-# campaign (2 built-in agents, 4 candidates, TIME_LIMIT seconds), the winners swapped in as custom ops
-# and the whole model judged by the guard against eager and torch.compile. About 8 minutes on an H200
-# (under the device tool's 10 minutes per command); TIME_LIMIT=60 shortens it.
+# campaign (2 built-in agents, BUDGET candidates, default 8, TIME_LIMIT seconds, default 130), the
+# winners swapped in as custom ops and the whole model judged by the guard against eager and
+# torch.compile. About 9 minutes on an H200 (under the device tool's 10 minutes per command);
+# TIME_LIMIT=60 shortens it.
 #
 #   bench/gpu/model_llama.sh            # writes under $OUT (default /tmp/out)
 #
@@ -19,7 +20,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}
-time_limit=${TIME_LIMIT:-75}
+time_limit=${TIME_LIMIT:-130}
+budget=${BUDGET:-8}
 mkdir -p "$out"
 PYTHON=${PYTHON:-python3} . bench/gpu/install_wheels.sh
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
@@ -28,7 +30,7 @@ rm -rf "$run"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/model.log" 2>&1
 started=$(date +%s)
 ${PYTHON:-python3} -c 'from kernelarc.cli.main import main; main()' model examples/models/llama_stack.py --dtype bf16 \
-  --top 3 --agents 2 --budget 4 --time-limit "$time_limit" --device cuda --fresh-memory \
+  --top 3 --agents 2 --budget "$budget" --time-limit "$time_limit" --device cuda --fresh-memory \
   --atol 2e-2 --rtol 2e-2 --out "$run" >>"$out/model.log" 2>&1
 rc=$?
 echo "exit $rc after $(( $(date +%s) - started )) s" >>"$out/model.log"

@@ -6,7 +6,7 @@ a baseline on demand. The campaigns of this package exercise the measurements th
 
 from __future__ import annotations
 
-from kernelarc.campaign.summary import faster_baseline
+from kernelarc.campaign.summary import faster_baseline, tie_goes_to_leader
 
 from memory.factories import accept, keep, reject, revert
 
@@ -28,3 +28,15 @@ def test_the_baseline_that_beat_the_leader_by_most_wins():
 
 def test_the_leader_against_itself_and_rejected_comparisons_are_ignored():
     assert faster_baseline(1, BASELINES, {"eager": accept(0.99), "compile": reject()}) is None
+
+
+def test_a_challenge_the_next_comparison_contradicts_leaves_eager_the_winner():
+    """An MLP on the H200: torch.compile beat the eager leader once, then timed 0.99x eager."""
+    assert tie_goes_to_leader("eager", "torch.compile", {"eager": accept(0.991)})
+    assert not tie_goes_to_leader("eager", "torch.compile", {"eager": accept(1.02)})  # confirmed: compile wins
+    assert not tie_goes_to_leader("torch.compile", "eager", {"torch.compile": accept(0.99)})  # eager takes the tie
+
+
+def test_an_agent_leader_beaten_by_a_baseline_is_not_a_tie():
+    assert not tie_goes_to_leader(None, "eager", {"torch.compile": accept(0.9)})
+    assert not tie_goes_to_leader("eager", "torch.compile", {"eager": reject()})

@@ -13,11 +13,15 @@ import pytest
 import torch
 
 from kernelarc.cli.main import run_app
+from kernelarc.cli.model_cmd import overall_line
 from kernelarc.model.capture import CaptureError, capture, task_source
-from kernelarc.model.pipeline import _regions
+from kernelarc.model.pipeline import _regions, _unpatched
+from kernelarc.model.report import render_markdown
 from kernelarc.model.regions import profile, region_paths
 from kernelarc.task.loader import load_task
 from kernelarc.task.runtime import TaskRuntime
+
+from memory.factories import keep
 
 DECODER = Path(__file__).with_name("decoder.py")
 
@@ -100,6 +104,20 @@ def test_a_region_that_cannot_be_captured_is_one_line_naming_its_op_and_the_rest
     assert [r.modules for r in regions] == [["norm"]]
     with pytest.raises(CaptureError):
         capture(next(c for c in _profiled(model, [x]).calls if c.path == "router"), model.router)
+
+
+def test_with_nothing_swapped_the_model_is_reported_beside_torch_compile_of_it():
+    """The Llama stack on the H200: torch.compile won every region, so nothing was swapped in; the run
+    still says what the model as it is runs at beside torch.compile of the whole model."""
+    compiled = keep(speedup=1.25, latency_ms=8.0).model_dump(mode="json")  # compile 8 ms, the model 10 ms
+    overall = _unpatched(compiled)
+    assert overall["swapped"] == 0 and overall["correct"] and overall["speedup_vs_eager"] is None
+    assert overall["eager_ms"] == pytest.approx(10.0) and overall["compile_ms"] == pytest.approx(8.0)
+    assert overall["speedup_vs_compile"] == pytest.approx(0.8)
+    summary = {"target": "stack", "device": "cuda:0", "overall": overall, "regions": [],
+               "profile": {"model_ms": 10.0, "method": "m", "uncaptured": []}}
+    assert "runs 0.800x torch.compile's speed" in overall_line(summary)
+    assert "0.800x torch.compile's speed" in render_markdown(summary)
 
 
 @pytest.mark.parametrize("args, message", [

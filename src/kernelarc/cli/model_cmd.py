@@ -67,7 +67,7 @@ def model_command(
     err_console.print(f"patch: {run_dir / summary['patch']}; summary: {run_dir / 'model_summary.json'}", highlight=False)
     if as_json:
         print(json.dumps(summary, default=str))
-    return EXIT_OK if summary["overall"].get("correct") else EXIT_NO_CORRECT
+    return EXIT_NO_CORRECT if summary["overall"].get("correct") is False else EXIT_OK
 
 
 def _x(value: float | None) -> str:
@@ -93,6 +93,10 @@ def overall_line(summary: dict) -> str:
     o = summary["overall"]
     if not o.get("measured"):
         return f"whole model: {o['note']}"
+    if o["swapped"] == 0:
+        return (f"whole model ({o['timing']}, {o['device_name']}): {o['reason']}, {o['eager_ms']:.3f} ms; torch.compile of "
+                f"it {o['compile_ms']:.3f} ms ({o['compile_status']}): the model as it is runs {_x(o['speedup_vs_compile'])} "
+                "torch.compile's speed")
     if not o["correct"]:
         return f"whole model: the patched model FAILED the guard ({o['status']}): {o['reason']}"
     return (f"whole model ({o['timing']}, {o['device_name']}): {o['patched_ms']:.3f} ms patched vs {o['eager_ms']:.3f} ms eager "

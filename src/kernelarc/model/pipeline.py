@@ -209,13 +209,15 @@ def run_model(target: Target, campaign: CampaignOptions, options: ModelOptions, 
     swapped = [r for r in rows if r.get("swapped")]
     (run_dir / "patch.py").write_text(patch_source(target.name, [(r, regions[r["rank"] - 1]) for r in swapped]))
     overall: dict = {"measured": False, "note": "no region was swapped in: the model is as it was"}
+    if not swapped and campaign.compile_baseline:
+        overall = _unpatched(_measure_compile(task, device, campaign))
     if swapped:
         files = {"patch.py": (run_dir / "patch.py").read_text()}
         for row in swapped:
             for f in sorted((run_dir / row["op_folder"]).glob("*.py")):
                 files[str(f.relative_to(run_dir))] = f.read_text()
         overall = _overall(_measure(task, patched_model_source(target.source, files), device, campaign, run_dir))
-        overall["tolerance"] = _tolerance(task, campaign)
+        overall.update(swapped=len(swapped), tolerance=_tolerance(task, campaign))
         if len(swapped) > 1:
             for row in swapped:
                 only = patched_model_source(target.source, files, only=[row["op"]])
@@ -233,6 +235,31 @@ def run_model(target: Target, campaign: CampaignOptions, options: ModelOptions, 
     (run_dir / SUMMARY).write_text(json.dumps(summary, indent=2, default=str))
     (run_dir / SUMMARY.replace(".json", ".md")).write_text(render_markdown(summary))
     return summary
+
+
+def _measure_compile(task, device: str, options: CampaignOptions) -> dict:
+    """torch.compile of the whole model judged against the model: with no region swapped in, the
+    patched model is the model, and this is the comparison left for the user."""
+    iso = isolation(policy=SandboxPolicy(hidden=(user_data_dir().resolve(),)))
+    with Judge(task, isolation_=iso) as judge:
+        ev = judge.evaluate(baseline_candidates(task)[COMPILE], None, device=device,
+                            settings=options.guard_settings(), trusted=True)
+    return ev.model_dump(mode="json", exclude={"log_tail"}) | {"log_tail": ev.log_tail[-2000:]}
+
+
+def _unpatched(compiled: dict) -> dict:
+    """The whole model's figures when nothing was swapped in: the patched model is the model (1x over
+    eager by construction, not timed against itself), and its ratio to torch.compile is the inverse of
+    torch.compile's head-to-head against it."""
+    ok = compiled["correct"] and compiled["speedup"]
+    return {"measured": True, "swapped": 0, "correct": True, "status": "UNCHANGED",
+            "reason": "no region was swapped in: the patched model is the model",
+            "speedup_vs_eager": None, "eager_ms": compiled["incumbent_ms"], "patched_ms": compiled["incumbent_ms"],
+            "speedup_vs_compile": 1.0 / compiled["speedup"] if ok else None,
+            "compile_ms": compiled["latency_ms"], "compile_status": compiled["status"],
+            "max_abs_error": None, "max_rel_error": None, "timing": compiled["timing"],
+            "spread": (compiled.get("workloads") or [{}])[0].get("spread"), "device_name": compiled["device"],
+            "evaluations": {COMPILE: compiled}}
 
 
 def _tolerance(task, campaign: CampaignOptions) -> dict:

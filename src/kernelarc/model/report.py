@@ -25,6 +25,10 @@ def render_markdown(summary: dict) -> str:
     lines += ["", "## Whole model", ""]
     if not o.get("measured"):
         lines.append(o["note"])
+    elif o["swapped"] == 0:
+        lines += [f"- {o['reason']}: eager {o['eager_ms']} ms ({o['timing']} on {o['device_name']}, spread {o['spread']})",
+                  f"- torch.compile of the whole model {o['compile_ms']} ms ({o['compile_status']}): the model as it is "
+                  f"runs {_x(o['speedup_vs_compile'])} torch.compile's speed"]
     else:
         tol = o.get("tolerance") or {}
         lines += [f"- guard verdict of the patched model against eager: {o['status']} ({o['reason']})",
