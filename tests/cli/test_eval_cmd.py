@@ -149,3 +149,27 @@ def test_timeout_maps_onto_every_stage_deadline():
     settings = CampaignOptions(timeout_s=7).guard_settings()
     assert (settings.compile_timeout_s, settings.run_timeout_s, settings.reference_timeout_s) == (7, 7, 14)
     assert CampaignOptions().guard_settings() == GuardSettings()
+
+
+ONE_ELEMENT_OFF = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.clamp_min(x, 0.0)
+        y[0, 0] = y[0, 0] + 1.0  # one of 128 elements off
+        return y
+'''
+
+
+@pytest.mark.slow
+def test_matched_ratio_lets_a_few_elements_out_of_tolerance_pass(capsys, tmp_path):
+    candidate = tmp_path / "one_off.py"
+    candidate.write_text(ONE_ELEMENT_OFF)
+    code, out, _ = _run(capsys, RELU, str(candidate), *FAST)
+    assert code == 1 and "0.781% of elements out of tolerance" in out
+    code, out, _ = _run(capsys, RELU, str(candidate), *FAST, "--matched-ratio", "0.99", "--json")
+    assert code == 0 and json.loads(out)["correct"]
+    code, _, err = _run(capsys, RELU, str(candidate), *FAST, "--matched-ratio", "1.5")
+    assert code == 2 and "--matched-ratio" in err

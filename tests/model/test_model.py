@@ -21,7 +21,7 @@ from kernelarc.model.regions import profile, region_paths
 from kernelarc.task.loader import load_task
 from kernelarc.task.runtime import TaskRuntime
 
-from memory.factories import keep
+from memory.factories import keep, reject
 
 DECODER = Path(__file__).with_name("decoder.py")
 
@@ -118,6 +118,11 @@ def test_with_nothing_swapped_the_model_is_reported_beside_torch_compile_of_it()
                "profile": {"model_ms": 10.0, "method": "m", "uncaptured": []}}
     assert "runs 0.800x torch.compile's speed" in overall_line(summary)
     assert "0.800x torch.compile's speed" in render_markdown(summary)
+    failed = _unpatched(reject("INCORRECT_NUMERICAL: 4 of 33554432 elements out of tolerance").model_dump(mode="json"))
+    summary["overall"] = failed
+    assert failed["compile_ms"] is None and failed["speedup_vs_compile"] is None
+    assert "torch.compile of it was not timed (INCORRECT_NUMERICAL: INCORRECT_NUMERICAL: 4 of" in overall_line(summary)
+    assert "was not timed" in render_markdown(summary)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -81,6 +81,8 @@ class CampaignOptions(BaseModel):
     """Absolute tolerance for every output (None: the task's or its format's)."""
     rtol: float | None = Field(default=None, ge=0)
     """Relative tolerance for every output (None: the task's or its format's)."""
+    matched_ratio: float | None = Field(default=None, gt=0, le=1)
+    """Fraction of elements that must be within tolerance (None: the task's or its format's)."""
     timeout_s: float | None = Field(default=None, gt=0)
     """`--timeout`: each evaluation's compile and run deadlines, the reference's twice it
     (GuardSettings.deadlines); None: the guard's defaults."""
@@ -88,6 +90,7 @@ class CampaignOptions(BaseModel):
     def guard_settings(self) -> GuardSettings:
         """The guard's knobs these options set."""
         return GuardSettings(rounds=self.rounds, timing=self.timing, atol=self.atol, rtol=self.rtol,
+                             matched_ratio=self.matched_ratio,
                              **GuardSettings.deadlines(self.timeout_s))
 
     @field_validator("memory")

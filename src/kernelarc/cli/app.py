@@ -61,6 +61,8 @@ TIMING_HELP = ("Which latency decides: device (kernel spans, as SOL-ExecBench), 
                "included, as KernelBench), auto (device for SOL-ExecBench tasks, wall for KernelBench files).")
 
 
+MATCHED_HELP = ("Fraction of each output's elements that must be within tolerance (SOL-ExecBench's required matched "
+                "ratio; default: the task's, 1 for KernelBench).")
 TIMEOUT_HELP = ("Deadline in seconds of each stage of an evaluation: compile (import, build, first call) and run "
                 "(correctness and timing together); the reference's own stage gets twice this. Default 300.")
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kernelarc.cli.app import (
-    EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, invalid_reference_line, out_console,
+    EXIT_NO_CORRECT, EXIT_OK, MATCHED_HELP, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, invalid_reference_line, out_console,
 )
 from kernelarc.cli.render import render_evaluation
 
@@ -25,6 +25,7 @@ def eval_command(
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Override the relative tolerance.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fix the input seeds (default: drawn from the OS).")] = None,
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
+    matched_ratio: Annotated[float | None, typer.Option("--matched-ratio", min=0.001, max=1.0, help=MATCHED_HELP)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object on stdout.")] = False,
 ) -> int:
@@ -44,7 +45,7 @@ def eval_command(
         fail(f"the incumbent {incumbent} is refused by the static gate, rule {finding.rule} at line {finding.line}: "
              f"{finding.message}")
     resolved = resolve_device(device)
-    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, seed=seed, timing=timing.value,
+    settings = GuardSettings(rounds=rounds, atol=atol, rtol=rtol, matched_ratio=matched_ratio, seed=seed, timing=timing.value,
                              **GuardSettings.deadlines(timeout))
     iso = isolation()
     if iso.note:

@@ -11,7 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail
+from kernelarc.cli.app import EXIT_NO_CORRECT, EXIT_OK, MATCHED_HELP, TIMEOUT_HELP, TIMING_HELP, Timing, app, err_console, fail
 from kernelarc.cli.optimize_cmd import _option_name, parse_backend_options
 
 
@@ -37,6 +37,7 @@ def model_command(
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
     atol: Annotated[float | None, typer.Option("--atol", min=0, help="Absolute tolerance (regions and the whole model; default: per dtype).")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Relative tolerance (regions and the whole model; default: per dtype).")] = None,
+    matched_ratio: Annotated[float | None, typer.Option("--matched-ratio", min=0.001, max=1.0, help=MATCHED_HELP)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     fresh_memory: Annotated[bool, typer.Option("--fresh-memory", help="Ignore and do not add to the long-term memory.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print model_summary.json on stdout at the end.")] = False,
@@ -52,7 +53,7 @@ def model_command(
         campaign = CampaignOptions(
             agents=agents, backend=backend, backend_options=parse_backend_options(backend_option, model=model, config=config),
             budget=budget, time_limit_s=time_limit, longterm=not fresh_memory, device=device, seed=seed,
-            compile_baseline=not no_compile_baseline, rounds=rounds, timing=timing.value, atol=atol, rtol=rtol,
+            compile_baseline=not no_compile_baseline, rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, matched_ratio=matched_ratio,
             timeout_s=timeout)
     except ValidationError as e:
         error = e.errors()[0]
@@ -94,6 +95,8 @@ def overall_line(summary: dict) -> str:
     if not o.get("measured"):
         return f"whole model: {o['note']}"
     if o["swapped"] == 0:
+        if o["compile_ms"] is None:
+            return f"whole model: {o['reason']}; torch.compile of it was not timed ({o['compile_status']}: {o['compile_reason']})"
         return (f"whole model ({o['timing']}, {o['device_name']}): {o['reason']}, {o['eager_ms']:.3f} ms; torch.compile of "
                 f"it {o['compile_ms']:.3f} ms ({o['compile_status']}): the model as it is runs {_x(o['speedup_vs_compile'])} "
                 "torch.compile's speed")

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 
 from kernelarc.cli.app import (
-    EXECUTOR_HELP, EXIT_NO_CORRECT, EXIT_OK, QUIET, RAY_ADDRESS_HELP, TIMEOUT_HELP, TIMING_HELP, ExecutorKind, Timing,
+    EXECUTOR_HELP, EXIT_NO_CORRECT, EXIT_OK, QUIET, RAY_ADDRESS_HELP, MATCHED_HELP, TIMEOUT_HELP, TIMING_HELP, ExecutorKind, Timing,
     app, err_console, executor_spec, fail, human, invalid_reference_line,
 )
 from kernelarc.cli.progress import LiveProgress
@@ -66,6 +66,7 @@ def optimize_command(
     timing: Annotated[Timing, typer.Option("--timing", help=TIMING_HELP)] = Timing.auto,
     atol: Annotated[float | None, typer.Option("--atol", min=0, help="Absolute tolerance for every output (default: the task's).")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", min=0, help="Relative tolerance for every output (default: the task's).")] = None,
+    matched_ratio: Annotated[float | None, typer.Option("--matched-ratio", min=0.001, max=1.0, help=MATCHED_HELP)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.001, help=TIMEOUT_HELP)] = None,
     unsafe_no_sandbox: Annotated[bool, typer.Option("--unsafe-no-sandbox", help="Judge LLM and coding-agent candidates even where no OS sandbox (bubblewrap) can start.")] = False,
     export: Annotated[list[str], typer.Option("--export", help="Also export the winner as: torch-op (a registered PyTorch custom op, best/torch_op.py); repeatable.")] = [],  # noqa: B006
@@ -116,7 +117,7 @@ def optimize_command(
                 budget=budget if budget is not None else 100,
                 time_limit_s=time_limit, plateau=plateau, memory=memory, longterm=not fresh_memory, device=device,
                 seed=seed, target_sol=target_sol, max_cost=max_cost, compile_baseline=not no_compile_baseline,
-                rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, timeout_s=timeout,
+                rounds=rounds, timing=timing.value, atol=atol, rtol=rtol, matched_ratio=matched_ratio, timeout_s=timeout,
                 unsafe_no_sandbox=unsafe_no_sandbox)
         except ValidationError as e:
             error = e.errors()[0]

@@ -268,7 +268,8 @@ class Session:
         inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else None
         copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
         request = {"op": "check", "workload": uuid, "seed": seed, "outputs": copies[:len(outputs)],
-                   "atol": self.settings.atol, "rtol": self.settings.rtol}
+                   "atol": self.settings.atol, "rtol": self.settings.rtol,
+                   "required_matched_ratio": self.settings.matched_ratio}
         if inputs is not None:
             request["inputs"] = copies[len(outputs):]
         verdict = self.ask(self.ref, request, workload=uuid).header

@@ -19,6 +19,8 @@ class GuardSettings(BaseModel):
     """Override every output's absolute tolerance (KernelBench tasks; None = per-dtype default)."""
     rtol: float | None = Field(default=None, ge=0)
     """Override every output's relative tolerance."""
+    matched_ratio: float | None = Field(default=None, gt=0, le=1)
+    """Override the fraction of elements that must be within tolerance (None: the task's; 1 for KernelBench)."""
     warmup: int = Field(default=10, ge=1)
     """Untimed calls of each side before timing."""
     iterations: int = Field(default=50, ge=3)

@@ -209,7 +209,7 @@ class Side:
         tols = []
         for i, out in enumerate(outputs):
             tol = w.tolerance_for(i, str(out.dtype).removeprefix("torch."), self.runtime.task.format)
-            override = {k: h[k] for k in ("atol", "rtol") if h.get(k) is not None}
+            override = {k: h[k] for k in ("atol", "rtol", "required_matched_ratio") if h.get(k) is not None}
             tols.append(Tolerance(**{**tol.model_dump(), **override}) if override else tol)
         return tols
 

@@ -117,7 +117,9 @@ def _pick(run_dir: Path, task, summary: dict, swap: str) -> tuple[object | None,
         if baseline is None and speedup is not None and speedup > 1.0:
             return candidate, speedup, "the campaign's winner, faster than eager head to head"
         if swap == "faster":
-            why = f"the {baseline} baseline won" if baseline else "its winner did not beat eager head to head"
+            timed = best.get("final_timing", "measured")
+            why = (f"the {baseline} baseline won" if baseline else "its winner did not beat eager head to head"
+                   if timed == "measured" else f"its winner's final timings against eager were {timed}")
             return None, speedup, f"not swapped: {why}"
     if swap == "faster":
         return None, None, "not swapped: no correct kernel"
@@ -256,8 +258,8 @@ def _unpatched(compiled: dict) -> dict:
             "reason": "no region was swapped in: the patched model is the model",
             "speedup_vs_eager": None, "eager_ms": compiled["incumbent_ms"], "patched_ms": compiled["incumbent_ms"],
             "speedup_vs_compile": 1.0 / compiled["speedup"] if ok else None,
-            "compile_ms": compiled["latency_ms"], "compile_status": compiled["status"],
-            "max_abs_error": None, "max_rel_error": None, "timing": compiled["timing"],
+            "compile_ms": compiled["latency_ms"] if ok else None, "compile_status": compiled["status"],
+            "compile_reason": compiled["reason"], "max_abs_error": None, "max_rel_error": None, "timing": compiled["timing"],
             "spread": (compiled.get("workloads") or [{}])[0].get("spread"), "device_name": compiled["device"],
             "evaluations": {COMPILE: compiled}}
 
@@ -268,7 +270,9 @@ def _tolerance(task, campaign: CampaignOptions) -> dict:
     default = kernelbench_tolerance(outputs[0].dtype) if outputs else None
     return {"atol": campaign.atol if campaign.atol is not None else default and default.atol,
             "rtol": campaign.rtol if campaign.rtol is not None else default and default.rtol,
-            "source": "--atol/--rtol" if campaign.atol is not None or campaign.rtol is not None
+            "matched_ratio": campaign.matched_ratio if campaign.matched_ratio is not None else 1.0,
+            "source": "--atol/--rtol/--matched-ratio"
+            if any(v is not None for v in (campaign.atol, campaign.rtol, campaign.matched_ratio))
             else f"KernelBench's for {outputs[0].dtype if outputs else 'the output dtype'}"}
 
 

@@ -25,6 +25,8 @@ def render_markdown(summary: dict) -> str:
     lines += ["", "## Whole model", ""]
     if not o.get("measured"):
         lines.append(o["note"])
+    elif o["swapped"] == 0 and o["compile_ms"] is None:
+        lines.append(f"{o['reason']}; torch.compile of it was not timed ({o['compile_status']}: {o['compile_reason']})")
     elif o["swapped"] == 0:
         lines += [f"- {o['reason']}: eager {o['eager_ms']} ms ({o['timing']} on {o['device_name']}, spread {o['spread']})",
                   f"- torch.compile of the whole model {o['compile_ms']} ms ({o['compile_status']}): the model as it is "
