@@ -16,7 +16,7 @@ from kernelarc.agents.builtin.notation import parse_points, point_text
 from kernelarc.agents.builtin.search import Search
 from kernelarc.task import load_task
 
-from tests.agents.builtin.builtin_tasks import example_analysis
+from tests.agents.builtin.builtin_tasks import example_analysis, task_file
 
 GEMM = "kernelbench/gemm_bias_gelu_small.py"
 SUITE = Path(__file__).resolve().parents[3] / "bench" / "suites" / "h200"
@@ -192,3 +192,45 @@ def test_a_family_that_only_lost_on_this_kind_of_task_gets_its_first_try_last():
     assert first_tries({}, {first: 3})[-1] == first  # three traps, no win: last
     assert first_tries({}, {first: 2})[0] == first  # two are not enough to judge a family by
     assert first_tries({first: 1}, {first: 5})[0] == first  # one recalled win keeps its place
+
+
+WIDE_CHAIN = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.sigmoid(x) * 2.0 + x
+
+
+def get_inputs():
+    return [torch.randn(64, 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_on_the_cpu_a_triton_family_tries_its_largest_programs_first_and_no_gpu_only_variants(tmp_path):
+    """The interpreter runs one program at a time: 2^20 elements took about 5 s in 256-wide blocks and
+    0.2 s in 16384-wide ones (bench/interpreter_blocks.py); num_warps means nothing there."""
+    analysis = analyze(task_file(tmp_path, "wide_chain", WIDE_CHAIN))
+    family = get_family("triton_fused_elementwise")
+    gpu_order = family.space(analysis)
+    on_gpu = Search(analysis, [family], seed=0, device="cuda:0")
+    on_cpu = Search(analysis, [family], seed=0, device="cpu")
+    assert on_gpu.states[family.name].points == gpu_order
+    sizes = [p["BLOCK_SIZE"] for p in on_cpu.states[family.name].points]
+    assert sizes == sorted(set(p["BLOCK_SIZE"] for p in gpu_order), reverse=True)
+    assert on_cpu.next()[1]["BLOCK_SIZE"] == max(sizes) > gpu_order[0]["BLOCK_SIZE"]
+
+
+def test_program_size_counts_work_per_program_not_gpu_scheduling():
+    from kernelarc.agents.builtin.search import interpreter_order, program_size
+
+    assert program_size({"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 3, "GROUP_M": 8,
+                         "precision": "tf32"}) == 64 * 32
+    points = [{"BLOCK_SIZE": 1024, "num_warps": 4}, {"BLOCK_SIZE": 4096, "num_warps": 8},
+              {"BLOCK_SIZE": 1024, "num_warps": 8}, {"BLOCK_SIZE": 4096, "num_warps": 4}]
+    assert interpreter_order(points) == [{"BLOCK_SIZE": 4096, "num_warps": 8}, {"BLOCK_SIZE": 1024, "num_warps": 4}]

@@ -59,6 +59,37 @@ def why_not(family: MoveFamily, analysis: TaskAnalysis, device: str | None = Non
     except Exception as e:  # noqa: BLE001 - a family's own bug costs that family, not the agent
         return f"failed to decide whether it applies: {type(e).__name__}: {e}"
 
+GPU_SCHEDULING_PARAMS = frozenset({"num_warps", "num_stages", "GROUP_M"})
+"""Triton parameters that change how the GPU schedules a program, not how much work one program does."""
+
+
+def program_size(params: dict[str, Any]) -> int:
+    """The work one program of a Triton point does: the product of its integer sizes (blocks, tiles,
+    rows per program), the GPU-scheduling parameters left out."""
+    return math.prod(v for k, v in params.items()
+                     if k not in GPU_SCHEDULING_PARAMS and isinstance(v, int) and not isinstance(v, bool) and v > 0)
+
+
+def interpreter_order(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Triton family's points as the CPU's interpreter should try them: largest programs first, and
+    points that differ only in GPU scheduling dropped (they run the same code there).
+
+    The interpreter runs each program in turn, so its time follows the number of programs (and loop
+    steps), not the block width: an elementwise kernel on 2^20 fp32 elements took 4.8-6.3 s with
+    256-wide blocks, 1.2-1.3 s with 1024, 0.34-0.40 s with 4096 and 0.15-0.19 s with 16384
+    (bench/interpreter_blocks.py, two runs on a 2-core machine, 2026-12-02); in the GPU's order
+    (1024 first) CPU campaigns spent their limits on timeouts. Stable among points of one size.
+    """
+    seen: set[tuple] = set()
+    kept = []
+    for p in points:
+        key = tuple(sorted((k, repr(v)) for k, v in p.items() if k not in GPU_SCHEDULING_PARAMS))
+        if key not in seen:
+            seen.add(key)
+            kept.append(p)
+    return sorted(kept, key=program_size, reverse=True)
+
+
 class Search:
     """Chooses the next (family, params) to propose and learns from each measured result."""
 
@@ -90,7 +121,10 @@ class Search:
         if reason is not None:
             self.skipped[family.name] = reason
             return False
-        self.states[family.name] = FamilyState(family, list(family.space(self.analysis)))
+        points = list(family.space(self.analysis))
+        if self.device == "cpu" and family.language == "triton":
+            points = interpreter_order(points)
+        self.states[family.name] = FamilyState(family, points)
         return True
 
     def note_yield(self, wins: dict[str, int], traps: dict[str, int]) -> None:
