@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kernelarc.guard.samples import Samples
-from kernelarc.guard.timing import ITER_MARK, SYNC_NAME, iteration_spans, marked_windows, sync_windows
+from kernelarc.guard.replies import TimeReply
+from kernelarc.guard.session import kernel_shares
+from kernelarc.guard.timing import ITER_MARK, SYNC_NAME, costliest, iteration_spans, marked_windows, sync_windows
 
 
 def test_median_and_spread_of_samples():
@@ -83,3 +85,27 @@ def test_a_launch_without_gpu_work_is_not_taken_for_the_flush():
 def test_a_call_that_synchronizes_itself_leaves_no_sync_windows():
     events = [_sync(10.0), _launch(2, 11.0), _sync(11.5), _sync(13.0)]  # the call's own synchronize in between
     assert sync_windows(events, 1) is None
+
+
+def test_each_call_knows_its_kernels_by_name_and_a_side_reports_its_costliest():
+    events = [
+        _sync(0.0), _launch(1, 0.5), _launch(2, 1.0), _launch(3, 1.5), _sync(2.0),
+        _kernel(1, 1.0, 40.0, stream=7), dict(_kernel(2, 41.0, 3.0, stream=7), name="gemm"),
+        dict(_kernel(3, 44.0, 1.0, stream=7), name="add"),
+    ]
+    activity, _ = iteration_spans(events, sync_windows(events, 1), flush_first=True)
+    assert dict(activity[0].by_name) == {"gemm": pytest.approx(0.003), "add": pytest.approx(0.001)}
+    totals = {"gemm": [0.3, 100], "add": [0.1, 200], **{f"k{i}": [0.01 * i, 1] for i in range(9)}, "x" * 500: [9.0, 1]}
+    reported = costliest(totals)
+    assert list(reported) == ["x" * 160, "gemm", "add", "k8", "k7"]
+    TimeReply(samples_ms=[1.0], kernel_ms=reported)  # what an honest side sends passes the judge's check
+    with pytest.raises(ValueError):
+        TimeReply(samples_ms=[1.0], kernel_ms=totals)  # a side cannot flood the judge
+
+
+def test_kernel_shares_are_per_call_and_costliest_first():
+    shares = kernel_shares({"add": [0.1, 200.0], "gemm": [0.3, 100.0]}, calls=100)
+    assert [k.name for k in shares] == ["gemm", "add"]
+    assert shares[0].ms_per_call == pytest.approx(0.003) and shares[0].launches_per_call == 1.0
+    assert shares[1].launches_per_call == 2.0 and shares[0].share == pytest.approx(0.75)
+    assert kernel_shares({"add": [0.1, 1.0]}, calls=0) == ()

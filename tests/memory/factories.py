@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict
+from kernelarc.guard.types import Evaluation, KernelShare, Status, TimingMethod, Verdict, WorkloadResult
 from kernelarc.memory import CampaignMeta, RetentionPolicy, Store
 
 KERNEL_TYPE = "gemm"
@@ -35,6 +35,20 @@ def reject(reason: str = "INCORRECT_NUMERICAL: 3 of 4096 elements out of toleran
 def _timed(verdict: Verdict, speedup: float, latency_ms: float, reason: str) -> Evaluation:
     return Evaluation(verdict=verdict, status=Status.PASSED, reason=reason, correct=True, latency_ms=latency_ms,
                       incumbent_ms=latency_ms * speedup, speedup=speedup, timing=TimingMethod.CPU_WALL, device="cpu")
+
+
+def profiled(device_ms: float, wall_ms: float, name: str = "triton_red_fused_mean_pow_0",
+             incumbent_name: str | None = None) -> Evaluation:
+    """A KEEP on the card whose device pass profiled the candidate (and the incumbent, when named)."""
+    kernels = (KernelShare(name=name, ms_per_call=0.03, launches_per_call=1.0, share=0.75),
+               KernelShare(name="void at::native::elementwise_kernel", ms_per_call=0.01, launches_per_call=2.0, share=0.25))
+    theirs = (KernelShare(name=incumbent_name, ms_per_call=0.5, launches_per_call=7.0, share=1.0),) if incumbent_name else ()
+    workload = WorkloadResult(uuid="w0", status=Status.PASSED, latency_ms=wall_ms, device_ms=device_ms, wall_ms=wall_ms,
+                              incumbent_device_ms=0.5, incumbent_wall_ms=0.6, kernels=kernels,
+                              incumbent_kernels=theirs, sol_ms=0.02)
+    return Evaluation(verdict=Verdict.KEEP, status=Status.PASSED, reason="faster", correct=True, latency_ms=wall_ms,
+                      incumbent_ms=0.6, speedup=0.6 / wall_ms, timing=TimingMethod.CUDA_EVENTS, device="cuda:0",
+                      workloads=(workload,))
 
 
 def source(n: int) -> str:

@@ -212,7 +212,8 @@ def prompt_variables(ctx: AgentContext, device: str, reply_format: ReplyFormat) 
         strategy=ctx.strategy, task=_task_variables(ctx.task), device=device, reply_format=reply_format,
         incumbent=dict(id=ctx.incumbent_id, source=ctx.incumbent_source and ctx.incumbent_source.strip(),
                        speedup=_format_ratio(ctx.incumbent_speedup),
-                       latency_ms=_format_ratio(ctx.incumbent_latency_ms)),
+                       latency_ms=_format_ratio(ctx.incumbent_latency_ms),
+                       profile=[scrub(line) for line in ctx.incumbent_profile.lines()] if ctx.incumbent_profile else []),
         verdicts=[dict(candidate_id=v.candidate_id, verdict=v.verdict.value, status=v.status.value, claim=v.claim,
                        speedup=_format_ratio(v.speedup), reason=_clipped(scrub(v.reason), SHOWN_REASON_CHARS))
                   for v in ctx.last_verdicts],

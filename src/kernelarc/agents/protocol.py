@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kernelarc.errors import UserError
 from kernelarc.guard.candidate import CPP_LANGUAGES, PYTHON_LANGUAGES, infer_language
-from kernelarc.guard.types import Evaluation, Status, Verdict
+from kernelarc.guard.types import Evaluation, KernelShare, Status, Verdict
 from kernelarc.memory.findings import Finding
 from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, check_cap, clip_text
 from kernelarc.strategies.model import Strategy
@@ -119,6 +119,53 @@ class LeaderboardEntry(Frozen):
     """Its full source."""
 
 
+HOST_BOUND_RATIO = 2.0
+"""Wall time per call at least this many times the kernels' span: the host, not the GPU, is the cost."""
+
+
+class IncumbentProfile(Frozen):
+    """What the profiler saw of the incumbent on the card, on the task's first workload (issue 16)."""
+
+    workload: str
+    device_ms: float
+    """Kernel span per call (CUPTI)."""
+    wall_ms: float
+    """Per call with host overhead (CUDA events)."""
+    kernels: tuple[KernelShare, ...]
+    """Its costliest kernels per call."""
+    sol_ms: float | None = None
+    """The workload's speed-of-light time on this card, when known."""
+
+    @property
+    def host_bound(self) -> bool:
+        """Launches and host work, not kernels, make most of a call: fewer launches is the move."""
+        return self.wall_ms >= HOST_BOUND_RATIO * self.device_ms
+
+    @classmethod
+    def of(cls, evaluation: Evaluation, as_incumbent: bool) -> "IncumbentProfile | None":
+        """The profile of the evaluation's candidate (or, `as_incumbent`, of the side it was timed
+        against), when its first workload was profiled on a GPU."""
+        w = evaluation.workloads[0] if evaluation.workloads else None
+        if w is None:
+            return None
+        device, wall, kernels = ((w.incumbent_device_ms, w.incumbent_wall_ms, w.incumbent_kernels) if as_incumbent
+                                 else (w.device_ms, w.wall_ms, w.kernels))
+        if not device or not wall or not kernels:
+            return None
+        return cls(workload=w.uuid, device_ms=device, wall_ms=wall, kernels=kernels, sol_ms=w.sol_ms)
+
+    def lines(self) -> list[str]:
+        """The profile as a person (or a model) reads it."""
+        head = (f"workload `{self.workload}`: {self.device_ms:.4g} ms of kernels per call (first start to last end), "
+                f"{self.wall_ms:.4g} ms per call with host overhead")
+        if self.host_bound:
+            head += " (host-bound: launches cost more than the kernels)"
+        if self.sol_ms:
+            head += f"; speed of light {self.sol_ms:.4g} ms ({self.sol_ms / self.device_ms:.0%} reached)"
+        return [head] + [f"{k.share:.0%} {k.ms_per_call:.4g} ms in {k.launches_per_call:.3g} launch(es): {k.name}"
+                         for k in self.kernels]
+
+
 class AgentContext(Frozen):
     """Everything an agent is shown for one step; built fresh by the campaign each time."""
 
@@ -136,6 +183,8 @@ class AgentContext(Frozen):
     """The incumbent's speedup over the reference (1.0 for the reference itself)."""
     incumbent_latency_ms: float | None = Field(default=None, gt=0)
     """The incumbent's latency; None until measured."""
+    incumbent_profile: IncumbentProfile | None = None
+    """What the profiler saw of the incumbent on the card; None on the CPU and before a GPU measurement."""
     last_verdicts: tuple[VerdictNote, ...] = ()
     """This agent's most recent verdicts, oldest first."""
     findings: tuple[Finding, ...] = ()
@@ -224,6 +273,7 @@ def get_backend(name: str) -> FactoryMaker:
 
 
 __all__ = [
-    "Agent", "AgentContext", "AgentExhausted", "AgentFactory", "BackendError", "BUILTIN_BACKENDS", "FactoryMaker", "LeaderboardEntry",
+    "Agent", "AgentContext", "AgentExhausted", "AgentFactory", "BackendError", "BUILTIN_BACKENDS", "FactoryMaker",
+    "HOST_BOUND_RATIO", "IncumbentProfile", "LeaderboardEntry",
     "Proposal", "VerdictNote", "clip_reflection", "get_backend", "known_backends", "register_backend",
 ]

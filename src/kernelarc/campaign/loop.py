@@ -33,6 +33,7 @@ from kernelarc.agents.protocol import (
     Agent,
     AgentContext,
     AgentExhausted,
+    IncumbentProfile,
     LeaderboardEntry,
     Proposal,
     VerdictNote,
@@ -259,6 +260,7 @@ class Campaign:
             incumbent_id=state.incumbent_id, incumbent_source=incumbent.source if incumbent else None,
             incumbent_speedup=state.incumbent_speedup,
             incumbent_latency_ms=inc_eval.evaluation.latency_ms if inc_eval else None,
+            incumbent_profile=self._profile(inc_eval),
             last_verdicts=tuple(slot.notes[-self.options.history:]) if self.options.history else (),
             findings=self._recall(slot.strategy.name),
             leaderboard=tuple(e for e in self.leaderboard() if e.agent_id != slot.id),
@@ -266,6 +268,18 @@ class Campaign:
             peer_strategies=tuple(sorted({s.strategy.name for s in self._active() if s.id != slot.id})),
             step=state.steps, rng_seed=self.options.seed * 1000 + slot.index,
         )
+
+    def _profile(self, incumbent: EvaluationRecord | None) -> IncumbentProfile | None:
+        """The incumbent's profile from the evaluation that judged it, or for the reference from the
+        latest evaluation timed against it."""
+        if incumbent is not None:
+            return IncumbentProfile.of(incumbent.evaluation, as_incumbent=False)
+        against_reference = [r for r in self.store.evaluations() if r.against_incumbent_id is None]
+        for record in reversed(against_reference):
+            profile = IncumbentProfile.of(record.evaluation, as_incumbent=True)
+            if profile is not None:
+                return profile
+        return None
 
     def _recall(self, strategy: str):
         if self.options.recall_limit == 0:

@@ -13,6 +13,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
+KERNELS_REPORTED = 5
+"""Kernels a side reports of its device pass's profile, costliest first."""
+KERNEL_NAME_CHARS = 160
+
+
 class Reply(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -49,6 +54,8 @@ class TimeReply(Reply):
     kernels: list[int] = []
     longest_ms: list[float] = []
     side_streams: bool = False
+    kernel_ms: dict[str, list[float]] = {}
+    """The block's costliest kernels: name -> [total ms, launches] (shown to agents, never judged)."""
     calls: list[CallReply] | None = None
 
     @field_validator("samples_ms", "longest_ms")
@@ -56,6 +63,15 @@ class TimeReply(Reply):
     def _finite(cls, v: list[float]) -> list[float]:
         if not all(math.isfinite(x) and x >= 0 for x in v):
             raise ValueError("times must be finite and not negative")
+        return v
+
+    @field_validator("kernel_ms")
+    @classmethod
+    def _profile(cls, v: dict[str, list[float]]) -> dict[str, list[float]]:
+        if len(v) > KERNELS_REPORTED or any(len(name) > KERNEL_NAME_CHARS for name in v):
+            raise ValueError(f"at most {KERNELS_REPORTED} kernels of at most {KERNEL_NAME_CHARS} characters")
+        if not all(len(x) == 2 and all(math.isfinite(y) and y >= 0 for y in x) for x in v.values()):
+            raise ValueError("each kernel needs [total ms, launches], finite and not negative")
         return v
 
 

@@ -37,10 +37,11 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
-from kernelarc.guard.replies import CallReply, Described, SpecsReply, TimeReply
+from kernelarc.guard.replies import KERNELS_REPORTED, CallReply, Described, SpecsReply, TimeReply
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
+from kernelarc.guard.types import KernelShare
 from kernelarc.guard.wire import copy_regions, tensor_nbytes
 from kernelarc.task.model import Task
 
@@ -88,6 +89,18 @@ class WorkloadTimes:
     alone_ms: float | None = None
     """The incumbent's median call before any candidate block was timed (its warm-up)."""
     iterations: int = 0
+    kernels: dict[str, tuple[KernelShare, ...]] = field(default_factory=dict)
+    """Per role, its costliest kernels per call in the device pass."""
+
+
+def kernel_shares(totals: dict[str, list[float]], calls: int) -> tuple[KernelShare, ...]:
+    """A side's reported kernel totals over `calls` profiled calls, as per-call shares, costliest first."""
+    if calls <= 0:
+        return ()
+    whole = sum(ms for ms, _ in totals.values()) or 1.0
+    top = sorted(totals.items(), key=lambda item: -item[1][0])[:KERNELS_REPORTED]
+    return tuple(KernelShare(name=name, ms_per_call=ms / calls, launches_per_call=count / calls, share=ms / whole)
+                 for name, (ms, count) in top)
 
 
 @dataclass
@@ -352,6 +365,7 @@ class Session:
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
         longest: list[float] = []
         side_streams = {self.inc.role: False, self.cand.role: False}
+        totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
         for side, b in self._pairs(DEVICE_BLOCKS):
             with self.alone(side):
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
@@ -359,6 +373,9 @@ class Session:
             block = self.parse(side, reply, TimeReply, uuid)
             samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
             kernels[side.role] += block.kernels
+            for name, (ms, count) in block.kernel_ms.items():
+                total = totals[side.role].setdefault(name, [0.0, 0.0])
+                total[0], total[1] = total[0] + ms, total[1] + count
             if side is self.cand:
                 longest += block.longest_ms
             side_streams[side.role] |= block.side_streams
@@ -369,6 +386,7 @@ class Session:
         for role in samples:  # a call whose kernels the profiler lost has no span: left out
             spans = [s for s, k in zip(samples[role], kernels[role]) if k > 0] or samples[role]
             times.device[role] = Samples(tuple(spans))
+            times.kernels[role] = kernel_shares(totals[role], len(samples[role]))
         return side_streams
 
     def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],

@@ -245,7 +245,7 @@ class Side:
         if mode == "device":
             result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep)
             header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
-                      "side_streams": result.side_streams}
+                      "side_streams": result.side_streams, "kernel_ms": timing.costliest(result.kernel_ms)}
         else:
             clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
             samples = []

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from kernelarc.guard.replies import KERNEL_NAME_CHARS, KERNELS_REPORTED
+
 ITER_MARK = "kernelarc_iter_"
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 _LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
@@ -86,6 +88,8 @@ class DeviceBlock:
     inflates (a span can grow with the host's gaps between launches under the profiler; one kernel not)."""
     side_streams: bool
     """Some call ran GPU work on a stream other than the launching one."""
+    kernel_ms: dict[str, list[float]]
+    """Kernel name -> [total ms, launches] over the block's calls."""
 
 
 def device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
@@ -142,7 +146,19 @@ def _block(spans: tuple[dict[int, CallActivity], int | None], n: int) -> DeviceB
     side = bool(used - {flush_stream}) if flush_stream is not None else any(len(a.streams) > 1 for a in activity.values())
     empty = CallActivity(0.0, 0, frozenset(), 0.0)
     got = [activity.get(i, empty) for i in range(n)]
-    return DeviceBlock([a.span_ms for a in got], [a.count for a in got], [a.longest_ms for a in got], side)
+    totals: dict[str, list[float]] = {}
+    for a in got:
+        for name, ms in a.by_name:
+            total = totals.setdefault(name, [0.0, 0])
+            total[0] += ms
+            total[1] += 1
+    return DeviceBlock([a.span_ms for a in got], [a.count for a in got], [a.longest_ms for a in got], side, totals)
+
+
+def costliest(kernel_ms: dict[str, list[float]], n: int = KERNELS_REPORTED) -> dict[str, list[float]]:
+    """The `n` kernels with the most device time, names clipped: what a side reports of its profile."""
+    top = sorted(kernel_ms.items(), key=lambda item: -item[1][0])[:n]
+    return {name[:KERNEL_NAME_CHARS]: [float(ms), float(count)] for name, (ms, count) in top}
 
 
 def _trace_events(prof) -> list[dict]:
@@ -162,6 +178,8 @@ class CallActivity:
     count: int
     streams: frozenset
     longest_ms: float
+    by_name: tuple[tuple[str, float], ...] = ()
+    """(name, ms) of each of its GPU activities."""
 
 
 def sync_windows(events: list[dict], n: int) -> dict[int, tuple[float, float]] | None:
@@ -221,12 +239,13 @@ def iteration_spans(events: list[dict], windows: dict[int, tuple[float, float]],
     activity = {
         it: CallActivity(span_ms=(max(e["ts"] + e.get("dur", 0) for e in evs) - min(e["ts"] for e in evs)) / 1000.0,
                          count=len(evs), streams=frozenset(e.get("args", {}).get("stream") for e in evs),
-                         longest_ms=max(e.get("dur", 0) for e in evs) / 1000.0)
+                         longest_ms=max(e.get("dur", 0) for e in evs) / 1000.0,
+                         by_name=tuple((str(e.get("name", "?")), e.get("dur", 0) / 1000.0) for e in evs))
         for it, evs in mine.items()
     }
     flush_stream = next(iter(flush_streams)) if len(flush_streams) == 1 else None
     return activity, flush_stream
 
 
-__all__ = ["L2Flusher", "DeviceBlock", "CallActivity", "cpu_sample", "wall_sample", "device_samples", "iteration_spans",
+__all__ = ["L2Flusher", "DeviceBlock", "CallActivity", "costliest", "cpu_sample", "wall_sample", "device_samples", "iteration_spans",
            "sync_windows", "marked_windows", "ITER_MARK", "SYNC_NAME"]

@@ -67,6 +67,18 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class KernelShare(Frozen):
+    """One GPU kernel (or copy, or memset) of a side's calls, as the device pass's profiler saw it."""
+
+    name: str
+    """The kernel's name as the profiler reports it (clipped; the side's own word, shown, never trusted)."""
+    ms_per_call: float
+    """Its device time per call, summed over its launches."""
+    launches_per_call: float
+    share: float
+    """Its part of all the side's kernel time."""
+
+
 class WorkloadResult(Frozen):
     """What happened on one workload."""
 
@@ -96,6 +108,10 @@ class WorkloadResult(Frozen):
     """Largest |candidate - reference| over all rounds and outputs."""
     max_rel_error: float | None = None
     """Largest |candidate - reference| / |reference| over all rounds and outputs (elements with reference 0 skipped)."""
+    kernels: tuple[KernelShare, ...] = ()
+    """The candidate's costliest kernels per call, from the device pass (CUDA only): what the agents are
+    told of an incumbent's profile (issue 16)."""
+    incumbent_kernels: tuple[KernelShare, ...] = ()
     message: str = ""
     """One line on what went wrong, empty when PASSED."""
 
@@ -170,4 +186,4 @@ class Evaluation(Frozen):
         return self.model_dump(mode="json")
 
 
-__all__ = ["Status", "Verdict", "TimingMethod", "WorkloadResult", "Evaluation"]
+__all__ = ["Status", "Verdict", "TimingMethod", "KernelShare", "WorkloadResult", "Evaluation"]

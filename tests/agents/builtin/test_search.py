@@ -123,8 +123,10 @@ def test_families_slow_to_judge_get_their_first_try_after_the_others():
     assert firsts[-1] == "torch_compile"
 
 
-def _first_tries(task: str) -> list[str]:
+def _first_tries(task: str, host_bound: bool | None = None) -> list[str]:
     search = Search(analyze(load_task(SUITE / f"{task}.py")), families_for("fusion") + families_for("memory"), seed=0)
+    if host_bound is not None:
+        search.note_profile(host_bound=host_bound)
     firsts = []
     while (choice := search.next()) is not None and choice[0].name not in firsts:
         firsts.append(choice[0].name)
@@ -143,6 +145,9 @@ def test_on_a_launch_bound_task_the_one_launch_family_gets_the_first_try(monkeyp
     launch_bound, large = _first_tries("layernorm_gelu_small"), _first_tries("softmax_fp32")
     assert launch_bound[0] == "cuda_rowwise" and get_family("cuda_rowwise").one_launch
     assert "cuda_rowwise" in large and large[0] != "cuda_rowwise" and len(large) >= 2
+    # what the profiler measured of the incumbent decides over the analysis's estimate
+    assert _first_tries("softmax_fp32", host_bound=True)[0] == "cuda_rowwise"
+    assert _first_tries("layernorm_gelu_small", host_bound=False)[0] != "cuda_rowwise"
 
 
 def test_the_design_doc_lists_every_registered_family_with_its_strategy():

@@ -116,6 +116,8 @@ class BuiltinAgent:
             f for finding in ctx.findings if finding.kind is FindingKind.TRAP
             for f, _ in parse_points(finding.reflection)[:1])
         search.note_yield(won, lost)
+        if ctx.incumbent_profile is not None:
+            search.note_profile(host_bound=ctx.incumbent_profile.host_bound)
         for finding in ctx.findings:
             for family, params in parse_points(finding.reflection):
                 if finding.kind is FindingKind.WIN:

@@ -112,6 +112,8 @@ class Search:
         """Point keys handed out by `next` (measured or not: a point is proposed once)."""
         self.losses: dict[str, int] = {}
         """Family name -> recalled traps of this kernel kind with no recalled win (see `note_yield`)."""
+        self.host_bound: bool | None = None
+        """The incumbent measured host-bound on the card (`note_profile`); None: not measured."""
 
     def add_family(self, family: MoveFamily) -> bool:
         """Start searching `family` too (a borrowed one, say); False when it does not apply."""
@@ -131,6 +133,11 @@ class Search:
         """What the memory recalls of each family on this kind of task: one that only ever lost there
         (POOR_YIELD_TRAPS traps or more, no win) gets its first try after every other family."""
         self.losses = {f: n for f, n in traps.items() if not wins.get(f)}
+
+    def note_profile(self, host_bound: bool) -> None:
+        """What the profiler measured of the incumbent: host-bound or not. It decides over the static
+        estimate whether one-launch families get their first try before the others."""
+        self.host_bound = host_bound
 
     def avoid(self, family: str, params: dict[str, Any]) -> None:
         """Never propose this point (a trap recorded in the shared memory)."""
@@ -211,9 +218,11 @@ class Search:
         ever lost on this kind of task goes last (issue 16: spend candidates where they pay); on a
         launch-bound task the families that make the whole forward one launch come first, since the
         launch is the cost there (on the H200 they ran 2.1-2.7x over eager where the next best ran 1.3x:
-        docs/benchmarks.md, session 6); then the families quick to judge before the slow ones."""
+        docs/benchmarks.md, session 6), as measured by the profiler when it was (`note_profile`), else
+        as the analysis estimates; then the families quick to judge before the slow ones."""
         poor = self.losses.get(state.family.name, 0) >= POOR_YIELD_TRAPS
-        one_launch = bool(self.analysis.facts.get("launch_bound") and getattr(state.family, "one_launch", False))
+        launch_bound = self.analysis.facts.get("launch_bound") if self.host_bound is None else self.host_bound
+        one_launch = bool(launch_bound and getattr(state.family, "one_launch", False))
         return poor, not one_launch, bool(getattr(state.family, "slow_to_judge", False))
 
 
