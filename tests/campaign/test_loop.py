@@ -28,7 +28,7 @@ def test_agents_propose_at_once_and_each_earns_its_verdict(mixed):
     assert store.events("agent_error") == []  # the rendezvous held: all three were proposing together
     ids = ids_by_name(store)
     got = {name: store.evaluation(cid).evaluation for name, cid in ids.items()}
-    assert got["fast"].verdict is Verdict.KEEP and got["fast"].speedup > 10
+    assert got["fast"].verdict is Verdict.KEEP  # by how much is CPU timing: never asserted
     assert (got["wrong"].verdict, got["wrong"].status) == (Verdict.REJECT, Status.INCORRECT_NUMERICAL)
     assert (got["gated"].verdict, got["gated"].status) == (Verdict.REJECT, Status.STATIC_REJECT)
     assert got["loop_rows"].verdict is Verdict.REVERT and got["loop_rows"].speedup < 1

