@@ -58,10 +58,11 @@ def _int_constant(node: ast.expr) -> int | None:
 
 
 def judge_problem(path: str, out_dir: str) -> dict:
-    """Shrink one problem, check that it runs, then judge each applicable generated-kernel family's first point."""
+    """Shrink one problem, check that it runs, then judge each applicable generated-kernel family's first
+    point as a campaign on the CPU orders them (largest programs first: `interpreter_order`)."""
     from kernelarc.agents.builtin.analysis import analyze
     from kernelarc.agents.builtin.moves import all_families
-    from kernelarc.agents.builtin.search import why_not
+    from kernelarc.agents.builtin.search import interpreter_order, why_not
     from kernelarc.guard import GuardSettings, candidate_from_source
     from kernelarc.guard.judge import Judge
     from kernelarc.task.loader import load_task
@@ -92,7 +93,7 @@ def judge_problem(path: str, out_dir: str) -> dict:
                 row["tried"].append({"family": family.name, "applies": False, "why": reason[:200]})
                 continue
             try:
-                move = family.render(analysis, family.space(analysis)[0])
+                move = family.render(analysis, interpreter_order(family.space(analysis))[0])
             except Exception as e:  # noqa: BLE001 - a family's own bug counts against it
                 row["tried"].append({"family": family.name, "applies": True, "status": "RENDER_ERROR",
                                      "why": f"{type(e).__name__}: {e}"[:200]})
