@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -27,7 +27,7 @@ from kernelarc.agents.builtin.moves.cuda_common import (
     indent, rounded, step_expression, unreadable,
 )
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, read_facts
-from kernelarc.agents.builtin.moves.triton_rowwise import RowwiseFacts, value_dtype
+from kernelarc.agents.builtin.moves.facts import RowwiseFacts, value_dtype
 from kernelarc.agents.builtin.notation import point_text
 
 OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm")

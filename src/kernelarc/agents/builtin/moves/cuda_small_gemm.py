@@ -31,8 +31,8 @@ from kernelarc.agents.builtin.moves.cuda_common import (
     step_expression, unreadable,
 )
 from kernelarc.agents.builtin.moves.triton_common import claim, next_power_of_2, operand_names, read_facts
-from kernelarc.agents.builtin.moves.triton_gemm import GEMM_NAMES, GemmFacts
-from kernelarc.agents.builtin.moves.triton_rowwise import value_dtype
+from kernelarc.agents.builtin.moves.facts import GemmFacts, value_dtype
+from kernelarc.agents.builtin.moves.triton_gemm import GEMM_NAMES
 from kernelarc.agents.builtin.notation import point_text
 
 MAX_M = 64

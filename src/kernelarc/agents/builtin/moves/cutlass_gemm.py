@@ -22,7 +22,7 @@ from typing import Any
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.cuda_common import nvcc_reason
-from kernelarc.agents.builtin.moves.triton_gemm import GemmFacts
+from kernelarc.agents.builtin.moves.facts import GemmFacts
 from kernelarc.agents.builtin.moves.triton_common import next_power_of_2, read_facts
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import EAGER_NAME, call_args, pytorch_module

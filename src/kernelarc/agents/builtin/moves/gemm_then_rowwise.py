@@ -28,9 +28,9 @@ from kernelarc.agents.builtin.moves.triton_common import (
     next_power_of_2,
     read_facts,
 )
+from kernelarc.agents.builtin.moves.facts import GemmFacts, RowwiseFacts
 from kernelarc.agents.builtin.moves.triton_gemm import (
     TILE_COORDS,
-    GemmFacts,
     GemmVariant,
     kernels_source,
     smem_bytes,
@@ -39,7 +39,6 @@ from kernelarc.agents.builtin.moves.triton_gemm import (
 from kernelarc.agents.builtin.moves.triton_gemm import wrapper_source as gemm_wrapper
 from kernelarc.agents.builtin.moves.triton_rowwise import (
     MAX_SINGLE_BLOCK,
-    RowwiseFacts,
     kernel_source,
     row_points,
 )

@@ -21,9 +21,9 @@ from typing import Any
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, module_source
+from kernelarc.agents.builtin.moves.facts import GemmFacts
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
-    EpilogueStep,
     claim,
     dedupe,
     describe_params,
@@ -31,10 +31,7 @@ from kernelarc.agents.builtin.moves.triton_common import (
     launch_keywords,
     next_power_of_2,
     operand_names,
-    parse_epilogue,
     read_facts,
-    require_leaf,
-    require_whole_forward,
 )
 
 SPLIT_K_MAX_M = 64
@@ -74,55 +71,6 @@ class GemmVariant(str, Enum):
     """Tiled, operands loaded through TMA descriptors (Hopper)."""
     SPLIT_K = "split_k"
     """K shared out across programs, fp32 partials summed by a second kernel."""
-
-
-@dataclass(frozen=True)
-class GemmFacts:
-    """`facts["gemm"]`: the whole forward is epilogue(A @ B), one 2-D B (a weight or an input)."""
-
-    M: int
-    """Rows of A once its leading dims are flattened."""
-    N: int
-    """Columns of the result."""
-    K: int
-    """The reduction dim."""
-    a: str
-    """Source expression of A `[..., K]`: an input name."""
-    b: str
-    """Source expression of B: an input name or a `self.<param>` accessor."""
-    b_layout: str
-    """`nk`: B is stored `[N, K]` and used transposed (nn.Linear's weight); `kn`: stored `[K, N]`."""
-    epilogue: tuple[EpilogueStep, ...]
-    """Pointwise steps after the product, bias first when there is one."""
-    dtype: str
-    """Dtype of A, B and C."""
-
-    @classmethod
-    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, whole_forward: bool = True) -> GemmFacts:
-        """From `facts["gemm"]` (see agents/builtin/patterns.py); ValueError if this template cannot serve it.
-
-        `whole_forward=False` when another kernel of the candidate consumes C (gemm_then_rowwise).
-        """
-        if raw.get("batch"):
-            raise ValueError(f"batched GEMM (batch {raw['batch']}) is not templated")
-        if whole_forward:
-            require_whole_forward(analysis, raw["out"])
-        steps = list(raw.get("epilogue") or ())
-        if raw.get("bias") is not None:
-            steps.insert(0, {"op": "add", "tensor": raw["bias"], "broadcast": "row"})
-        epilogue = parse_epilogue(steps)
-        for ref in (raw["a"], raw["b"], *(s.tensor for s in epilogue if s.tensor)):
-            require_leaf(analysis, ref)
-        return cls(M=int(raw["M"]), N=int(raw["N"]), K=int(raw["K"]), a=raw["a"], b=raw["b"],
-                   b_layout="nk" if raw["trans_b"] else "kn", epilogue=epilogue, dtype=raw["dtype"])
-
-    @property
-    def formula(self) -> str:
-        """`gelu(A @ B^T + bias)`."""
-        expr = "A @ B^T" if self.b_layout == "nk" else "A @ B"
-        for step in self.epilogue:
-            expr = step.formula(expr)
-        return expr
 
 
 GEMM_NAMES = ("a", "b", "c", "ws")
@@ -453,5 +401,5 @@ FAMILIES = tuple(register_family(f) for f in (
 ))
 """The registered GEMM families."""
 
-__all__ = ["FAMILIES", "GemmFacts", "GemmVariant", "TILE_COORDS", "TILE_OF_PROGRAM", "TritonGemmFamily", "dot_source",
+__all__ = ["FAMILIES", "GemmVariant", "TILE_COORDS", "TILE_OF_PROGRAM", "TritonGemmFamily", "dot_source",
            "epilogue_source", "kernels_source", "mainloop_source", "smem_bytes", "tile_points", "wrapper_source"]

@@ -18,26 +18,21 @@ Reads `facts["rowwise"]` (agents/builtin/patterns.py). Imports neither torch nor
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
+from kernelarc.agents.builtin.moves.facts import IGNORE_INDEX, RowwiseFacts
 from kernelarc.agents.builtin.moves.triton_common import (
-    SUPPORTED_DTYPES,
-    EpilogueStep,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
-    operand_names,
     read_facts,
-    require_leaf,
-    require_whole_forward,
 )
 
 MAX_SINGLE_BLOCK = 65536
@@ -52,18 +47,6 @@ one row of 8192 on 16 warps (16 per thread) won rmsnorm_bf16 and softmax_fp32. T
 has not run on the card yet."""
 LOOPED_MIN_COLS = 256
 """Rows narrower than this fit one block: looping over chunks only adds passes."""
-IGNORE_INDEX = -100
-"""F.cross_entropy's default ignore_index."""
-DEFAULT_EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125}
-"""torch.finfo(dtype).eps: rms_norm's eps when none is given."""
-OPS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "cross_entropy")
-FORMULAS = {
-    "softmax": "y = exp(x - max(x)) / sum(exp(x - max(x)))",
-    "log_softmax": "y = x - max(x) - log(sum(exp(x - max(x))))",
-    "layer_norm": "y = (x - mean(x)) * rsqrt(var(x) + eps) * weight + bias",
-    "rms_norm": "y = x * rsqrt(mean(x^2) + eps) * weight",
-    "cross_entropy": "loss = mean over rows of (logsumexp(x) - x[target])",
-}
 ROUND_TO_BF16 = '''@triton.jit
 def _round_to_bfloat16(x):
     """fp32 x rounded to the nearest bfloat16 (ties to even), kept in fp32: what x.to(tl.bfloat16) gives
@@ -73,181 +56,6 @@ def _round_to_bfloat16(x):
     return bits.to(tl.float32, bitcast=True)
 '''
 """Emitted (once) when a kernel rounds an intermediate to bfloat16 as the reference does."""
-KERNEL_NAMES = ("x", "y", "rows", "row", "offs", "cols", "mask", "row_mask", "col_mask", "rstd", "mean", "centered",
-                "acc", "row_max", "new_max", "numerator", "denominator", "chunk", "eps", "n_rows", "n_cols", "x2",
-                "residual2", "residual_sum", "losses", "counted", "target_logit", "torch", "nn", "triton", "tl")
-"""Names the kernels and wrappers use themselves, so no epilogue operand takes them."""
-
-
-@dataclass(frozen=True)
-class RowStep:
-    """One step of the epilogue after the row-wise op, as the reference computes it."""
-
-    step: EpilogueStep | None
-    """The pointwise op, or None for a dtype cast."""
-    dtype: str
-    """The dtype the reference holds this step's result in."""
-    operand: str | None = None
-    """Kernel name of the step's per-column vector, if it has one."""
-
-    def describe(self) -> str:
-        """`gelu`, `mul self.weight`, `to bfloat16`."""
-        return self.step.describe() if self.step else f"to {self.dtype}"
-
-
-@dataclass(frozen=True)
-class RowwiseFacts:
-    """`facts["rowwise"]` as this template uses it: the whole forward is one row-wise op."""
-
-    op: str
-    """One of OPS."""
-    x: str
-    """The input (a forward input or parameter, or the value `parse` was told is produced before the op);
-    rows along its last dim."""
-    residual: str | None
-    """Norms: a tensor added to x before normalizing (the add is fused)."""
-    weight: str | None
-    """Norms: the per-column scale, if any."""
-    bias: str | None
-    """layer_norm: the per-column shift, if any."""
-    eps: float
-    """Norms: added to the variance (mean square)."""
-    target: str | None
-    """cross_entropy: the class index per row."""
-    rows: int
-    """Rows on the first workload."""
-    cols: int
-    """Columns (row length) on the first workload."""
-    dtype: str
-    """Dtype the op computes in (x's, unless the forward casts x first)."""
-    sum_output: str | None = None
-    """Norms with a residual whose sum the forward also returns: `first` or `second` in its tuple."""
-    x_dtype: str = ""
-    """Dtype of x as stored."""
-    input_round: str | None = None
-    """A narrower dtype the forward casts x to before the op: the kernel rounds x to it after loading."""
-    epilogue: tuple[RowStep, ...] = ()
-    """Pointwise ops and casts applied to the op's result before the store."""
-    out_dtype: str = ""
-    """Dtype of the forward's result (y)."""
-
-    @classmethod
-    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, produced: str | None = None) -> RowwiseFacts:
-        """From `facts["rowwise"]`; ValueError if this template cannot serve it.
-
-        `produced` names a value an earlier kernel of the candidate computes (gemm_then_rowwise's C): the
-        op may read it as x, taken as it is (not split into a residual add).
-        """
-        op = raw["op"]
-        if op not in OPS:
-            raise ValueError(f"row-wise op {op!r} is not templated")
-        outputs = tuple(analysis.output_names)
-        sum_output = None
-        if op in ("layer_norm", "rms_norm") and len(outputs) == 2 and set(outputs) == {raw["out"], raw["input"]}:
-            sum_output = "second" if outputs[0] == raw["out"] else "first"  # `h = x + r; return norm(h), h`
-        else:
-            require_whole_forward(analysis, raw["out"])
-        x, residual = raw["input"], None
-        shape = _shape(analysis, x)
-        if shape is None or raw["dim"] != len(shape) - 1:
-            raise ValueError(f"{op} over dim {raw['dim']} of a {shape} input: only the last dim is templated")
-        if op in ("layer_norm", "rms_norm") and x != produced:
-            x, residual = _residual_add(analysis, x)
-        if sum_output and residual is None:
-            raise ValueError("the forward also returns the normalized input, which is not a residual add")
-        if op == "cross_entropy":
-            _check_cross_entropy(analysis, raw)
-        for ref in (x, residual, raw.get("weight"), raw.get("bias"), raw.get("target")):
-            if ref is not None and ref != produced:
-                require_leaf(analysis, ref)
-        eps = raw.get("eps")
-        if eps is not None and not isinstance(eps, (int, float)):
-            raise ValueError(f"eps {eps!r} is not a constant")
-        x_dtype, cast = value_dtype(analysis, x), raw.get("input_cast")
-        if cast and x_dtype not in SUPPORTED_DTYPES:
-            raise ValueError(f"the input {x} is stored as {x_dtype}, which the kernel does not read")
-        facts = cls(op=op, x=x, residual=residual, weight=raw.get("weight"), bias=raw.get("bias"),
-                    eps=float(DEFAULT_EPS.get(raw["dtype"], 1e-6) if eps is None else eps), target=raw.get("target"),
-                    rows=int(raw["rows"]), cols=int(raw["cols"]), dtype=raw["dtype"], sum_output=sum_output,
-                    x_dtype=x_dtype, out_dtype=value_dtype(analysis, raw["out"]),
-                    input_round=cast["dtype"] if cast and cast["dtype"] not in ("float32", x_dtype) else None)
-        reserved = KERNEL_NAMES + tuple(name for name, _ in facts.operands())
-        return dataclasses.replace(facts, epilogue=_epilogue(analysis, raw, reserved))
-
-    def operands(self) -> list[tuple[str, str]]:
-        """(kernel name, source expression) of the tensors read besides x, in kernel argument order."""
-        named = [("residual", self.residual), ("weight", self.weight), ("bias", self.bias), ("target", self.target)]
-        named += [(row.operand, row.step.tensor) for row in self.epilogue if row.operand]
-        return [(name, ref) for name, ref in named if ref is not None]
-
-    @property
-    def formula(self) -> str:
-        """The op's formula for docstrings, without an absent weight or bias, then the epilogue's steps."""
-        text = FORMULAS[self.op]
-        if not self.weight:
-            text = text.replace(" * weight", "")
-        if not self.bias:
-            text = text.replace(" + bias", "")
-        return text + ("; then " + ", ".join(row.describe() for row in self.epilogue) if self.epilogue else "")
-
-
-def _epilogue(analysis: TaskAnalysis, raw: dict[str, Any], reserved: tuple[str, ...]) -> tuple[RowStep, ...]:
-    """The analysis' steps after the op; ValueError naming the first one the kernel cannot apply."""
-    rows = []
-    for step in raw.get("epilogue") or ():
-        if raw["op"] == "cross_entropy":
-            raise ValueError(f"{step['op']} after the cross_entropy loss is not templated")
-        dtype = value_dtype(analysis, step["node"])
-        if dtype not in SUPPORTED_DTYPES:
-            raise ValueError(f"{step['op']} after the {raw['op']} gives {dtype}, which the kernel does not store")
-        if step["op"] == "cast":
-            rows.append(RowStep(None, dtype))
-            continue
-        parsed = EpilogueStep.parse(step)
-        if parsed.tensor and parsed.broadcast != "row":
-            raise ValueError(f"{step['op']} by the full tensor {parsed.tensor} after the {raw['op']} is not "
-                             "templated (only per-column vectors are)")
-        if parsed.tensor:
-            require_leaf(analysis, parsed.tensor)
-        rows.append(RowStep(parsed, dtype))
-    names = iter(operand_names(tuple(row.step for row in rows if row.step), reserved))
-    return tuple(dataclasses.replace(row, operand=next(names)) if row.step and row.step.tensor else row
-                 for row in rows)
-
-
-def _shape(analysis: TaskAnalysis, ref: str) -> tuple[int, ...] | None:
-    node = next((n for n in analysis.nodes if n.name == ref), None)
-    return node.shape if node is not None else analysis.values.get(ref, (None, None))[0]
-
-
-def value_dtype(analysis: TaskAnalysis, ref: str) -> str | None:
-    """The dtype of a forward value, input or parameter (`self.<param>`), as the analysis recorded it."""
-    node = next((n for n in analysis.nodes if n.name == ref), None)
-    return node.dtype if node is not None else analysis.values.get(ref, (None, None))[1]
-
-
-def _residual_add(analysis: TaskAnalysis, ref: str) -> tuple[str, str | None]:
-    """(x, residual) when `ref` is `x + residual` of two same-shape leaves, else (ref, None)."""
-    node = next((n for n in analysis.nodes if n.name == ref), None)
-    if (node is None or node.target != "aten.add.Tensor" or len(node.args) != 2 or node.kwargs
-            or any(_shape(analysis, a) != node.shape for a in node.args)):
-        return ref, None
-    return node.args[0], node.args[1]
-
-
-def _check_cross_entropy(analysis: TaskAnalysis, raw: dict[str, Any]) -> None:
-    """Only F.cross_entropy's defaults are templated: no class weights, mean, ignore -100, no smoothing."""
-    node = next(n for n in analysis.nodes if n.name == raw["node"])
-    args = list(node.args) + [None, 1, IGNORE_INDEX, 0.0][len(node.args) - 2:]
-    weight, reduction, ignore, smoothing = (node.kwargs.get(k, v) for k, v in zip(
-        ("weight", "reduction", "ignore_index", "label_smoothing"), args[2:6]))
-    if weight is not None or reduction != 1 or ignore != IGNORE_INDEX or smoothing:
-        raise ValueError("cross_entropy with class weights, a reduction other than mean, another ignore_index "
-                         "or label smoothing is not templated")
-    if raw["cols"] < 2 or _shape(analysis, raw["input"]) is None or len(_shape(analysis, raw["input"])) != 2:
-        raise ValueError("cross_entropy is templated for [batch, classes] logits")
-
-
 # --- kernel sources --------------------------------------------------------------------------------
 
 def _signature(facts: RowwiseFacts, tiles: str) -> str:
@@ -545,5 +353,5 @@ FAMILIES = tuple(register_family(f) for f in (
 ))
 """The registered row-wise families."""
 
-__all__ = ["FAMILIES", "MAX_SINGLE_BLOCK", "RowStep", "RowwiseFacts", "TritonRowwiseFamily", "kernel_source",
-           "looped_kernel", "row_points", "single_block_kernel", "value_dtype", "wrapper_source"]
+__all__ = ["FAMILIES", "MAX_SINGLE_BLOCK", "TritonRowwiseFamily", "kernel_source", "looped_kernel", "row_points",
+           "single_block_kernel", "wrapper_source"]
