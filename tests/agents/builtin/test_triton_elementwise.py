@@ -7,9 +7,11 @@ import dataclasses
 
 import pytest
 
+from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.base import OpNode
 from kernelarc.agents.builtin.moves.triton_elementwise import translate_node
+from kernelarc.task import load_task
 
 from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
 
@@ -60,3 +62,41 @@ def test_full_guard_accepts_the_fused_chain():
     analysis = analysis_for("builtin_elementwise_chain")
     family = get_family(FAMILY)
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+BUILT_BY_A_HELPER = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Its __init__ builds a layer through a helper method, as ResNet's `_make_layer` does."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = self._make_scale(16)
+
+    def _make_scale(self, width):
+        return nn.Parameter(torch.linspace(0.5, 1.5, width))
+
+    def forward(self, x):
+        return torch.sigmoid(x) * self.scale + x
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_generated_module_carries_the_helper_methods_its_init_calls(tmp_path):
+    """KernelBench's ResNet101 at CPU sizes: every generated candidate failed with "'ModelNew' object has no
+    attribute '_make_layer'" (bench/generality.py, gen10)."""
+    path = tmp_path / "helper_init.py"
+    path.write_text(BUILT_BY_A_HELPER)
+    analysis = analyze(load_task(path))
+    assert "def _make_scale(self, width):" in analysis.helper_source and "def forward" not in analysis.helper_source
+    family = get_family(FAMILY)
+    assert_matches_reference(family.render(analysis, family.space(analysis)[0]), analysis, tmp_path)

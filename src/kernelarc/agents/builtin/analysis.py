@@ -65,7 +65,8 @@ def analyze(task: Task) -> TaskAnalysis:
         param_names=param_names, output_names=output_names, init_source=parts["init_source"],
         forward_signature=parts["forward_signature"], capture_error=error,
         init_signature=parts["init_signature"], eager_source=parts["eager_source"],
-        support_source=parts["support_source"], returns_tuple=returns_tuple, values=values,
+        helper_source=parts["helper_source"], support_source=parts["support_source"], returns_tuple=returns_tuple,
+        values=values,
     )
     facts = find_facts(analysis)
     facts["emit_blocker"] = blocker
@@ -121,13 +122,14 @@ def _kernelbench_parts(source: str) -> dict[str, Any]:
         body = init.body[1:] if ast.get_docstring(init) else init.body
         init_source = textwrap.dedent(_segment(lines, body[0], body[-1]))
         init_source = init_source.replace("super(Model, self).__init__()", "super().__init__()")
-    transplanted = []
+    eager, helpers = "", []
     for node in model.body:
         if isinstance(node, ast.FunctionDef) and node.name != "__init__":
             text = textwrap.dedent(_segment(lines, node.decorator_list[0] if node.decorator_list else node, node))
             if node.name == "forward":
-                text = text.replace("def forward(", f"def {EAGER_NAME}(", 1)
-            transplanted.append(text)
+                eager = text.replace("def forward(", f"def {EAGER_NAME}(", 1)
+            else:
+                helpers.append(text)
     support = [_segment(lines, n, n) for n in tree.body
                if not (getattr(n, "name", None) in _REFERENCE_HELPERS or _is_main_guard(n) or _is_docstring(n)
                        or _is_tolerance(n))]
@@ -135,7 +137,7 @@ def _kernelbench_parts(source: str) -> dict[str, Any]:
     names = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
     return {"init_signature": init_signature, "init_source": init_source,
             "forward_signature": ast.unparse(args), "input_names": names,
-            "eager_source": "\n\n".join(transplanted), "support_source": "\n".join(support)}
+            "eager_source": eager, "helper_source": "\n\n".join(helpers), "support_source": "\n".join(support)}
 
 
 def _sol_parts(task: Task) -> dict[str, Any]:
@@ -145,7 +147,8 @@ def _sol_parts(task: Task) -> dict[str, Any]:
     line = lines[run.lineno - 1]
     lines[run.lineno - 1] = line.replace(f"def {REFERENCE_ENTRY}(", f"def {EAGER_NAME}(", 1)
     return {"init_signature": "", "init_source": None, "forward_signature": ast.unparse(run.args),
-            "input_names": tuple(task.input_names), "eager_source": "\n".join(lines), "support_source": ""}
+            "input_names": tuple(task.input_names), "eager_source": "\n".join(lines), "helper_source": "",
+            "support_source": ""}
 
 
 def _segment(lines: list[str], first: ast.AST, last: ast.AST) -> str:

@@ -161,7 +161,7 @@ def pytorch_module(analysis: TaskAnalysis, *, doc: str, body: str, helpers: str 
     if analysis.task.format is TaskFormat.KERNELBENCH:
         init = init_method(analysis) + (f"\n{indent(init_extra)}" if init_extra.strip() else "")
         forward = f"def forward({analysis.forward_signature}):\n{indent(body)}"
-        members = [indent(init), indent(forward)] + ([indent(eager)] if eager else [])
+        members = [indent(init), indent(forward)] + [indent(m) for m in (analysis.helper_source, eager) if m.strip()]
         doc_line = f'{INDENT}"""The reference\'s layers; forward as the module docstring says."""\n\n'
         parts = [head, analysis.support_source, helpers,
                  "class ModelNew(nn.Module):\n" + doc_line + "\n\n".join(members)]

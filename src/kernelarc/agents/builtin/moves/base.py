@@ -61,9 +61,12 @@ class TaskAnalysis:
     init_signature: str = "self"
     """KernelBench: the reference `Model.__init__` parameter list as source, e.g. `self, in_features`."""
     eager_source: str | None = None
-    """The reference's computation to transplant: KernelBench, the `Model` methods other than `__init__`
-    (dedented to class level) with `forward` renamed `_eager_forward`; SOL, the whole reference module
-    with `run` renamed `_eager_forward`. None if it could not be read."""
+    """The reference's computation to transplant: KernelBench, `Model.forward` (dedented to class level)
+    renamed `_eager_forward`; SOL, the whole reference module with `run` renamed `_eager_forward`. None
+    if it could not be read."""
+    helper_source: str = ""
+    """KernelBench: the `Model` methods other than `__init__` and `forward` (dedented to class level),
+    which every ModelNew carries: its transplanted `__init__` may call them (ResNet's `_make_layer`)."""
     support_source: str = ""
     """KernelBench: the reference module's top-level code other than `Model`, `get_inputs` and
     `get_init_inputs` (imports, constants, helper classes the transplanted code may use)."""

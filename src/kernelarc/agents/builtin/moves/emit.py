@@ -65,9 +65,10 @@ def entry_point(analysis: TaskAnalysis, call: str) -> str:
     """The task format's entry point returning `call` (an expression over the forward's inputs)."""
     if analysis.task.format is TaskFormat.KERNELBENCH:
         forward = f"def forward({analysis.forward_signature}):\n{INDENT}return {call}"
+        helpers = f"{indent(analysis.helper_source)}\n\n" if analysis.helper_source.strip() else ""
         return (f"class ModelNew(nn.Module):\n"
                 f"{INDENT}{TRIPLE_QUOTES}The reference's layers, forward computed by the Triton kernels above."
-                f"{TRIPLE_QUOTES}\n\n{indent(init_method(analysis))}\n\n{indent(forward)}\n")
+                f"{TRIPLE_QUOTES}\n\n{indent(init_method(analysis))}\n\n{helpers}{indent(forward)}\n")
     return f"def run({analysis.forward_signature}):\n{INDENT}return {call}\n"
 
 
