@@ -30,16 +30,25 @@ REFERENCE_LIMIT_S = 5.0
 
 
 def shrink(source: str, cap: int = CPU_CAP) -> str:
-    """`source` with its large module-level integer constants scaled down (see CPU_CAP)."""
+    """`source` with its large module-level integer constants scaled down (see CPU_CAP), those in a
+    list or tuple of them too (`hidden_layer_sizes = [32768, 32768]`)."""
     tree = ast.parse(source)
     for node in tree.body:
         if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):  # `h = w = 128` too
-            value = _int_constant(node.value)
-            if value is not None and value > cap:
-                while value > cap:
-                    value //= 2
-                node.value = ast.Constant(value)
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                node.value.elts = [_shrunk(e, cap) for e in node.value.elts]
+            else:
+                node.value = _shrunk(node.value, cap)
     return ast.unparse(tree)
+
+
+def _shrunk(node: ast.expr, cap: int) -> ast.expr:
+    value = _int_constant(node)
+    if value is None or value <= cap:
+        return node
+    while value > cap:
+        value //= 2
+    return ast.Constant(value)
 
 
 def _int_constant(node: ast.expr) -> int | None:

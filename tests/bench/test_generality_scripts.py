@@ -19,10 +19,12 @@ def _script(path: str):
 
 def test_shrink_scales_every_large_constant_chained_assignments_included():
     generality = _script("bench/generality.py")
-    out = generality.shrink("batch = 128\nheight = width = 256\nk = 3\nn = 2048 * 2\nname = 'x'\n")
+    out = generality.shrink("batch = 128\nheight = width = 256\nk = 3\nn = 2048 * 2\nname = 'x'\n"
+                            "sizes = [32768, 8, 2 * 512]\nkernel = (3, 64)\n")
     values = {}
     exec(out, values)
     assert (values["batch"], values["height"], values["width"], values["k"], values["n"]) == (16, 16, 16, 3, 16)
+    assert values["sizes"] == [16, 8, 16] and values["kernel"] == (3, 16)
 
 
 def test_the_gpu_sample_is_seeded_and_split_without_overlap(tmp_path: Path):

@@ -69,11 +69,14 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Its __init__ builds a layer through a helper method, as ResNet's `_make_layer` does."""
+    """Its __init__ builds a layer through a helper method and a class attribute, as ResNet's
+    `_make_layer` and `expansion` do."""
+
+    width = 16
 
     def __init__(self):
         super().__init__()
-        self.scale = self._make_scale(16)
+        self.scale = self._make_scale(self.width)
 
     def _make_scale(self, width):
         return nn.Parameter(torch.linspace(0.5, 1.5, width))
@@ -92,11 +95,12 @@ def get_init_inputs():
 
 
 def test_a_generated_module_carries_the_helper_methods_its_init_calls(tmp_path):
-    """KernelBench's ResNet101 at CPU sizes: every generated candidate failed with "'ModelNew' object has no
-    attribute '_make_layer'" (bench/generality.py, gen10)."""
+    """KernelBench's ResNet101 and ResNetBasicBlock at CPU sizes: every generated candidate failed with
+    "'ModelNew' object has no attribute '_make_layer'" (or 'expansion') (bench/generality.py, gen10)."""
     path = tmp_path / "helper_init.py"
     path.write_text(BUILT_BY_A_HELPER)
     analysis = analyze(load_task(path))
-    assert "def _make_scale(self, width):" in analysis.helper_source and "def forward" not in analysis.helper_source
+    assert "def _make_scale(self, width):" in analysis.helper_source and "width = 16" in analysis.helper_source
+    assert "def forward" not in analysis.helper_source
     family = get_family(FAMILY)
     assert_matches_reference(family.render(analysis, family.space(analysis)[0]), analysis, tmp_path)

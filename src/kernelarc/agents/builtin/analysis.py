@@ -124,7 +124,9 @@ def _kernelbench_parts(source: str) -> dict[str, Any]:
         init_source = init_source.replace("super(Model, self).__init__()", "super().__init__()")
     eager, helpers = "", []
     for node in model.body:
-        if isinstance(node, ast.FunctionDef) and node.name != "__init__":
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):  # a class attribute (`expansion = 1`)
+            helpers.append(textwrap.dedent(_segment(lines, node, node)))
+        elif isinstance(node, ast.FunctionDef) and node.name != "__init__":
             text = textwrap.dedent(_segment(lines, node.decorator_list[0] if node.decorator_list else node, node))
             if node.name == "forward":
                 eager = text.replace("def forward(", f"def {EAGER_NAME}(", 1)

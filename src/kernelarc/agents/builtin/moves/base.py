@@ -65,8 +65,9 @@ class TaskAnalysis:
     renamed `_eager_forward`; SOL, the whole reference module with `run` renamed `_eager_forward`. None
     if it could not be read."""
     helper_source: str = ""
-    """KernelBench: the `Model` methods other than `__init__` and `forward` (dedented to class level),
-    which every ModelNew carries: its transplanted `__init__` may call them (ResNet's `_make_layer`)."""
+    """KernelBench: the `Model` class attributes and methods other than `__init__` and `forward`
+    (dedented to class level), which every ModelNew carries: its transplanted `__init__` may use them
+    (ResNet's `_make_layer`, a block's `expansion = 1`)."""
     support_source: str = ""
     """KernelBench: the reference module's top-level code other than `Model`, `get_inputs` and
     `get_init_inputs` (imports, constants, helper classes the transplanted code may use)."""
