@@ -56,7 +56,9 @@ def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
     assert store.evaluation(ids[source("slow_stack")]).against_incumbent_id == fast_alt
 
     verdicts = [r.evaluation.verdict.value for r in store.evaluations(A0)]
-    assert verdicts == ["KEEP", "REJECT", "REVERT", "REVERT", "REVERT"]
+    # whether a slower kernel lands REVERT or, within the CPU clock's noise, ACCEPT is timing, never asserted:
+    # both are plateaus (a fresh-clone CI run judged slow_stack ACCEPT against fast_alt)
+    assert verdicts[:2] == ["KEEP", "REJECT"] and set(verdicts[2:]) <= {"REVERT", "ACCEPT"} and len(verdicts) == 5
     plateaus = [(e.kind, e.payload["candidate_id"]) for e in store.events(agent_id=A0) if e.kind.startswith("plateau")]
     assert plateaus == [("plateau_draft", ids[source("loop_rows")]), ("plateau_restart", ids[source("loop_twice")]),
                         ("plateau_retire", ids[source("slow_stack")])]
