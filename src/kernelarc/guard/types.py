@@ -76,7 +76,7 @@ class KernelShare(Frozen):
     """Its device time per call, summed over its launches."""
     launches_per_call: float
     share: float
-    """Its part of all the side's kernel time."""
+    """Its part of the reported kernels' time (each block reports its costliest few, not all)."""
 
 
 class WorkloadResult(Frozen):
