@@ -53,7 +53,8 @@ NAME_RULES: dict[str, str] = {
     **dict.fromkeys(["socket", "ssl", "http", "urllib", "urllib3", "requests", "httpx", "aiohttp", "ftplib",
                      "smtplib"], "network"),
     **dict.fromkeys(["ctypes", "cffi", "torch.ops.load_library", "torch.classes.load_library"], "native-code"),
-    **dict.fromkeys(["importlib", "builtins", "runpy"], "dynamic-code"),
+    **dict.fromkeys(["importlib", "builtins", "runpy", "torch._inductor.codecache.PyCodeCache",
+                     "torch._inductor.async_compile"], "dynamic-code"),  # Inductor's loaders run any source
     **dict.fromkeys(["inspect", "gc", "sys._getframe", "sys._current_frames", "sys.modules", "sys.settrace",
                      "sys.setprofile", "traceback.walk_stack", "traceback.walk_tb"], "introspection"),
     **dict.fromkeys(["os.environ", "os.environb", "os.getenv*", "os.putenv", "os.unsetenv"], "environment"),
@@ -67,7 +68,9 @@ NAME_RULES: dict[str, str] = {
 }
 # Refused only where C++ JIT builds are blocked (Python-family SOL-ExecBench solutions).
 JIT_BUILD_RULES: dict[str, str] = dict.fromkeys(
-    ["torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"], "jit-build")
+    ["torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline",
+     "torch._inductor.codecache.CppPythonBindingsCodeCache", "torch._inductor.codecache.CppCodeCache",
+     "torch._inductor.codecache.CUDACodeCache"], "jit-build")
 # Builtins refused when used by name (not shadowed by an import).
 BUILTIN_RULES: dict[str, str] = {
     **dict.fromkeys(["exec", "eval", "compile", "__import__", "__builtins__"], "dynamic-code"),

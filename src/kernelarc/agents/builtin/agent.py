@@ -13,6 +13,7 @@ campaign or the store. Budget: about 200 lines.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import threading
 from collections import Counter
@@ -43,16 +44,19 @@ class BuiltinAgent:
         """Strategies with a built-in family that applies to `task`. The campaign hands these out
         first: on the 4096³ bf16 GEMM the catalogue's order gave 4 agents library, fusion (nothing to
         fuse), tensor cores and scheduling, so the Hopper kernels of `arch` ran only when borrowed."""
-        analysis = shared_analysis(task)
-        return frozenset(f.strategy for f in all_families() if why_not(f, analysis, device) is None)
+        analysis = shared_analysis(task, device)
+        kind = None if device is None else device.split(":")[0]
+        return frozenset(f.strategy for f in all_families() if why_not(f, analysis, kind) is None)
 
     def __init__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0, device: str | None = None) -> None:
         self.name = agent_id
         self.strategy = strategy
         self.task = task
         self.seed = seed
-        self.device = device
-        """The campaign's device kind (`cpu`, `cuda`); on the CPU GPU-only families are not proposed."""
+        self.device_name = device
+        """The campaign's device (`cpu`, `cuda:0`), for families that generate code for the card."""
+        self.device = None if device is None else device.split(":")[0]
+        """Its kind (`cpu`, `cuda`); on the CPU GPU-only families are not proposed."""
         self.analysis: TaskAnalysis | None = None
         self.search: Search | None = None
         self.render_failures: dict[str, str] = {}
@@ -72,7 +76,7 @@ class BuiltinAgent:
 
     def _start(self) -> Search:
         if self.search is None:
-            self.analysis = shared_analysis(self.task)
+            self.analysis = shared_analysis(self.task, self.device_name)
             name = self.strategy.builtin_moves or self.strategy.name
             self.search = Search(self.analysis, families_for(name), seed=self.seed, device=self.device)
         return self.search
@@ -179,8 +183,8 @@ _ANALYSIS_LOCK = threading.Lock()
 _ANALYSES: dict[tuple[str, str], TaskAnalysis] = {}
 
 
-def shared_analysis(task: Task) -> TaskAnalysis:
-    """One analysis per task for all agents of a process, computed under a lock.
+def shared_analysis(task: Task, device: str | None = None) -> TaskAnalysis:
+    """One analysis per task for all agents of a process, computed under a lock, told `device`.
 
     Agents propose from threads at the same time, and graph capture (make_fx) keeps global tracing
     state: two captures at once corrupt each other (seen: patterns missing at random).
@@ -191,7 +195,8 @@ def shared_analysis(task: Task) -> TaskAnalysis:
     with _ANALYSIS_LOCK:
         if key not in _ANALYSES:
             _ANALYSES[key] = analyze(task)
-        return _ANALYSES[key]
+        analysis = _ANALYSES[key]
+    return analysis if device is None else dataclasses.replace(analysis, device=device)
 
 
 def _docstring_head(source: str | None) -> str:
@@ -215,6 +220,7 @@ class BuiltinFactory:
     """Makes the campaign's BuiltinAgents, all told the campaign's device kind."""
 
     device: str | None = None
+    """The campaign's device (`cpu`, `cuda:0`)."""
 
     def __call__(self, agent_id: str, strategy: Strategy, task: Task, seed: int = 0) -> BuiltinAgent:
         return BuiltinAgent(agent_id, strategy, task, seed, device=self.device)
@@ -230,7 +236,7 @@ def builtin_factory(device: str | None = None, **options: Any) -> BuiltinFactory
         from kernelarc.agents.protocol import BackendError
 
         raise BackendError(f"the builtin backend takes no options, got {', '.join(sorted(options))}")
-    return BuiltinFactory(None if device is None else str(device).split(":")[0])
+    return BuiltinFactory(None if device is None else str(device))
 
 
 __all__ = ["BuiltinAgent", "BuiltinFactory", "MAX_RENDER_FAILURES", "SOURCE_MARK", "builtin_factory", "shared_analysis"]

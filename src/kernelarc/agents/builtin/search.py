@@ -213,17 +213,20 @@ class Search:
         measured = [s for s in self.states.values() if s.tried]
         return max(measured, key=lambda s: s.best_reward).family.name if measured else None
 
-    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool, bool]:
+    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool, bool, bool]:
         """Untried families get their first try in this order (stable within a rank): a family that only
         ever lost on this kind of task goes last (issue 16: spend candidates where they pay); on a
         launch-bound task the families that make the whole forward one launch come first, since the
         launch is the cost there (on the H200 they ran 2.1-2.7x over eager where the next best ran 1.3x:
         docs/benchmarks.md, session 6), as measured by the profiler when it was (`note_profile`), else
-        as the analysis estimates; then the families quick to judge before the slow ones."""
+        as the analysis estimates; then a family whose first point is the compiler's own result
+        (`first_try`: the search starts at torch.compile's level and climbs from there); then the families
+        quick to judge before the slow ones."""
         poor = self.losses.get(state.family.name, 0) >= POOR_YIELD_TRAPS
         launch_bound = self.analysis.facts.get("launch_bound") if self.host_bound is None else self.host_bound
         one_launch = bool(launch_bound and getattr(state.family, "one_launch", False))
-        return poor, not one_launch, bool(getattr(state.family, "slow_to_judge", False))
+        first = bool(getattr(state.family, "first_try", False))
+        return poor, not one_launch, not first, bool(getattr(state.family, "slow_to_judge", False))
 
 
 __all__ = ["FamilyState", "POOR_YIELD_TRAPS", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]

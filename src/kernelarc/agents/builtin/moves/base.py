@@ -78,6 +78,9 @@ class TaskAnalysis:
     lowered: TaskAnalysis | None = None
     """The same forward traced through ATen's decompositions (norms and softmax as reductions and
     pointwise maths), with its own nodes, outputs and values; None where that trace fails."""
+    device: str | None = None
+    """The campaign's device (`cpu`, `cuda:0`) when an agent works for one; None for an analysis alone.
+    Families that generate code for a card (Inductor's) need it; the rest read shapes only."""
 
     def typed_refs(self) -> dict[str, tuple[tuple[int, ...] | None, str | None]]:
         """(shape, dtype) of everything a node can name: graph nodes, inputs and parameters."""
@@ -110,6 +113,8 @@ class MoveFamily(Protocol):
     # on a launch-bound task the search gives it its first try before every other family.
     # Optional: `gpu_only = True` on a family whose candidate means nothing off the GPU (CUDA graphs,
     # TMA, CUTLASS): a campaign on the CPU does not propose it.
+    # Optional: `first_try = True` on a family whose first point is the best known start (torch.compile's
+    # own code): after one-launch families on a launch-bound task, it is tried before the others.
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         """None if this family can produce candidates for the task; else one line saying why not."""
