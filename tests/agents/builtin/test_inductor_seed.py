@@ -1,26 +1,28 @@
 """The `inductor_seed` family: Inductor's output made standalone, one `call` per input signature.
 
 The CUDA form (Triton kernels) is generated only where a card is visible; the GPU test below skips
-without one and its H200 result is in docs/benchmarks.md. On the CPU, Inductor writes C++ kernels:
+without one and its H200 result is in docs/benchmarks.md (session 12). On the CPU, Inductor writes C++ kernels:
 the same path (child process, transformation, guard) runs for real here on those.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 import torch
 
 from kernelarc.agents.builtin.agent import shared_analysis
-from kernelarc.agents.builtin.inductor_code import InductorCode, generate
+from kernelarc.agents.builtin.inductor_code import InductorCode, generate, groups
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.inductor_seed import module_body, standalone
 from kernelarc.agents.builtin.search import Search
 from kernelarc.guard import Status, Verdict, candidate_from_source, check_source, evaluate
+from kernelarc.task import load_task
 from kernelarc.task.execute import load_module
 
-from tests.agents.builtin.builtin_tasks import DATA_DEPENDENT_TASK, FAST_GUARD, example, task_file
+from tests.agents.builtin.builtin_tasks import DATA_DEPENDENT_TASK, EXAMPLES, FAST_GUARD, example, task_file
 from tests.agents.builtin.cuda_harness import needs_compiler
 
 LINEAR_GELU = '''import torch
@@ -123,17 +125,32 @@ def test_the_cuda_form_becomes_plain_source_with_names_per_signature():
 
 
 def test_two_signatures_live_side_by_side_and_unused_imports_go():
-    code = InductorCode(specializations=(("(((1024,), 'torch.float32'),)", CUDA_OUTPUT),
-                                         ("(((2048,), 'torch.float32'),)", CUDA_OUTPUT.replace("1024", "2048"))),
+    code = InductorCode(specializations=(("(('tensor', (1024,), 'torch.float32'),)", CUDA_OUTPUT),
+                                         ("(('tensor', (2048,), 'torch.float32'),)", CUDA_OUTPUT.replace("1024", "2048"))),
                         inputs=1, outputs=1, returns_tuple=False)
     body = module_body(code)
     tree = ast.parse(body)
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"s0_triton_poi_fused_add_0", "s1_triton_poi_fused_add_0", "s0_call", "s1_call"} <= defined
-    assert "(((2048,), 'torch.float32'),): s1_call," in body and body.count("\naten = torch.ops.aten") == 0
+    assert "((('tensor', (2048,), 'torch.float32'),), s1_call)," in body and body.count("\naten = torch.ops.aten") == 0
     assert "ctypes" not in body and "import os" not in body and "run_intermediate_hooks" not in body
     assert check_source(f"import torch\nimport triton\nimport triton.language as tl\n{body}\n"
                         "def run(x):\n    return _compiled_forward([], (x,))\n", entry="run") is None
+
+
+def test_workloads_alike_but_for_sizes_share_one_code_with_those_sizes_named():
+    x = lambda rows, cols=256: ("tensor", (rows, cols), "torch.bfloat16")  # noqa: E731
+    w = ("tensor", (256,), "torch.bfloat16")
+    signatures = [(x(7), w, ("value", 1e-6)), (x(33), w, ("value", 1e-6)), (x(1), w, ("value", 1e-6)),
+                  (x(7), w, ("value", 1e-5)), (x(9), w, ("value", 1e-6)), (x(7), w, ("value", 1e-6))]
+    chosen = groups(signatures)
+    assert (signatures[2], 2) in chosen  # a size of 1 where the group varies: code of its own
+    assert (signatures[3], 3) in chosen  # another eps: another code
+    assert ((("tensor", ("s0", 256), "torch.bfloat16"), w, ("value", 1e-6)), 0) in chosen and len(chosen) == 3
+    pair = [(("tensor", (4, 8), "torch.float32"), ("tensor", (4, 8), "torch.float32")),
+            (("tensor", (6, 8), "torch.float32"), ("tensor", (6, 8), "torch.float32"))]
+    (pattern, _), = groups(pair)  # sizes that vary together share a name
+    assert pattern == (("tensor", ("s0", 8), "torch.float32"), ("tensor", ("s0", 8), "torch.float32"))
 
 
 def test_another_async_compile_kind_is_refused_with_its_name():
@@ -189,7 +206,7 @@ def test_each_workload_signature_gets_its_own_code_and_an_unknown_one_is_refused
     analysis = shared_analysis(example("sol/rmsnorm_small"), "cpu")
     move = get_family("inductor_seed").render(analysis, {"tuning": "default"})
     signatures = {(w.axes["batch_size"], w.inputs[-1].value) for w in analysis.task.workloads}
-    assert move.source.count("_call,\n") == len(signatures) >= 2
+    assert move.source.count("_call),\n") == len(signatures) >= 2
     module = load_module(move.source, "seed.py", "seed")
     reference = load_module(analysis.task.reference_source, "reference.py", "reference")
     for batch, eps in sorted(signatures):
@@ -207,3 +224,23 @@ def test_on_the_card_the_triton_seed_passes_the_guard(tmp_path):
     evaluation = evaluate(analysis.task, candidate_from_source(move.source, analysis.task), device="cuda:0",
                           settings=FAST_GUARD)
     assert evaluation.status is Status.PASSED, evaluation.reason
+
+
+@needs_compiler
+@pytest.mark.heavy
+def test_sizes_that_vary_between_workloads_are_symbolic_in_one_code(tmp_path):
+    problem = tmp_path / "rmsnorm_rows"
+    problem.mkdir()
+    source = EXAMPLES / "sol" / "rmsnorm_small"
+    (problem / "definition.json").write_text((source / "definition.json").read_text().replace("rmsnorm_small", "rmsnorm_rows"))
+    (problem / "workload.jsonl").write_text("".join(
+        json.dumps({"uuid": f"rows-{b}", "axes": {"batch_size": b}, "inputs": {"eps": {"type": "scalar", "value": 1e-6}}})
+        + "\n" for b in (7, 9, 33)))
+    analysis = shared_analysis(load_task(problem), "cpu")
+    move = get_family("inductor_seed").render(analysis, {"tuning": "default"})
+    assert move.source.count("_call),\n") == 1 and "('tensor', ('s0', 256), 'torch.bfloat16')" in move.source
+    module = load_module(move.source, "seed_rows.py", "seed_rows")
+    reference = load_module(analysis.task.reference_source, "reference_rows.py", "reference_rows")
+    for batch in (7, 9, 33, 12):  # 12: no workload has it, the symbolic code serves it too
+        x, w = torch.randn(batch, 256, dtype=torch.bfloat16), torch.randn(256, dtype=torch.bfloat16)
+        torch.testing.assert_close(module.run(x, w, 1e-6), reference.run(x, w, 1e-6))

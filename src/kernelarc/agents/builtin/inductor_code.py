@@ -11,8 +11,9 @@ own. The child sees only that card (`CUDA_VISIBLE_DEVICES`) and traces on fake t
 the size of a workload is allocated, no kernel is launched. The reference is the user's own code,
 loaded as the analysis loads it. The parent (`generate`) imports no torch.
 
-Each distinct input signature (shapes, dtypes, scalar values) gets its own code, as torch.compile
-specializes on first sight; parameters and buffers are traced as leading inputs, in the order
+Workloads whose inputs differ only in some sizes share one code with those sizes symbolic, as
+torch.compile compiles after its first recompile; the rest (other dtypes, ranks or scalar values) get
+code of their own. Parameters and buffers are traced as leading inputs, in the order
 `named_parameters()` then `named_buffers()` gives them, so a generated module passes them itself.
 """
 
@@ -31,7 +32,7 @@ from kernelarc.task.model import Task, TaskFormat
 GENERATION_TIMEOUT_S = 300.0
 """One generation (import torch, trace and lower every signature); Inductor takes 5-30 s per graph."""
 MAX_SIGNATURES = 8
-"""Distinct input signatures generated at most; a task with more is left to torch.compile itself."""
+"""Codes generated at most (see `groups`); a task needing more is left to torch.compile itself."""
 TUNING = {
     "default": {},
     "coordinate_descent": {"coordinate_descent_tuning": True},
@@ -47,7 +48,7 @@ class InductorCode:
     """What Inductor generated for a task on one device."""
 
     specializations: tuple[tuple[str, str], ...]
-    """(input signature as a Python literal, Inductor's output module) per distinct workload signature."""
+    """(input pattern as a Python literal, Inductor's output module) per code (see `groups`)."""
     inputs: int
     """How many of the forward's positional inputs the workloads pass (traced in this order)."""
     outputs: int
@@ -103,67 +104,142 @@ def _run_child(task: Task, device: str, tuning: str) -> InductorCode:
 
 # --- the child -----------------------------------------------------------------------------------
 
+Entry = tuple
+"""One input of a signature: `("tensor", sizes, dtype)` or `("value", number)`; in a pattern, a size may
+be a name (`"s0"`): any value, the same wherever the name recurs."""
+
+
+def groups(signatures: list[tuple[Entry, ...]]) -> list[tuple[tuple[Entry, ...], int]]:
+    """(pattern, index of the workload to trace) covering every signature, as torch.compile would compile
+    them after its first recompile: signatures alike but for some sizes share one code whose varying sizes
+    are names (sizes that vary together share a name). A signature with a 0 or 1 where its group varies
+    gets code of its own: symbolic code assumes such a size is 2 or more, as Dynamo does."""
+    out: list[tuple[tuple[Entry, ...], int]] = []
+    families: dict[tuple, list[int]] = {}
+    for i, sig in enumerate(signatures):
+        shape = tuple((e[0], len(e[1]), e[2]) if e[0] == "tensor" else e for e in sig)
+        families.setdefault(shape, []).append(i)
+    for members in families.values():
+        seen: dict[tuple, int] = {}
+        distinct = [seen.setdefault(signatures[i], i) for i in members if signatures[i] not in seen]
+        varying = _varying(signatures, distinct)
+        small = [i for i in distinct if any(signatures[i][k][1][d] < 2 for k, d in varying)]
+        rest = [i for i in distinct if i not in small]
+        out += [(signatures[i], i) for i in small]
+        if len(rest) == 1:
+            out.append((signatures[rest[0]], rest[0]))
+        elif rest:
+            out.append((_pattern(signatures, rest, _varying(signatures, rest)), rest[0]))
+    return out
+
+
+def _varying(signatures: list[tuple[Entry, ...]], members: list[int]) -> list[tuple[int, int]]:
+    """(input, dim) positions whose size differs among `members`."""
+    first = signatures[members[0]]
+    return [(k, d) for k, e in enumerate(first) if e[0] == "tensor" for d in range(len(e[1]))
+            if len({signatures[i][k][1][d] for i in members}) > 1]
+
+
+def _pattern(signatures: list[tuple[Entry, ...]], members: list[int], varying: list[tuple[int, int]]) -> tuple:
+    names: dict[tuple[int, ...], str] = {}
+    entries = [list(e) for e in signatures[members[0]]]
+    for k, d in varying:
+        values = tuple(signatures[i][k][1][d] for i in members)
+        name = names.setdefault(values, f"s{len(names)}")
+        sizes = list(entries[k][1])
+        sizes[d] = name
+        entries[k][1] = tuple(sizes)
+    return tuple(tuple(e) for e in entries)
+
+
 def _child(request: dict[str, Any]) -> dict[str, Any]:
-    import torch
     import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
     from torch._inductor.utils import get_code
 
+    from kernelarc.task.execute import load_module
+
     task = Task.model_validate(request["task"])
-    device = torch.device(request["device"])
-    signatures: dict[str, tuple[Any, list, int, bool]] = {}
-    for workload in task.workloads:
-        traced = _trace(task, workload, device)
-        signatures.setdefault(traced[0], traced[1:])
-        if len(signatures) > MAX_SIGNATURES:
-            return {"error": f"the workloads have more than {MAX_SIGNATURES} input signatures"}
+    module = load_module(task.reference_source, f"{task.path}::inductor", task.name)
+    built = [_meta_inputs(task, module, w) for w in task.workloads]
+    signatures = [tuple(_entry(v) for v in inputs) for _, _, inputs in built]
+    chosen = groups(signatures)
+    if len(chosen) > MAX_SIGNATURES:
+        return {"error": f"the workloads need more than {MAX_SIGNATURES} codes (input signatures)"}
     settings = {"compile_threads": 1, "fx_graph_cache": False, **TUNING[request["tuning"]]}
-    specializations = []
-    for signature, (graph, args, _, _) in signatures.items():
+    specializations, shape = [], None
+    for pattern, index in chosen:
+        model, state, inputs = built[index]
+        graph, args, shape = _trace(task, module, model, state, inputs, pattern, request["device"])
         with inductor_config.patch(settings):
             codes = get_code(lambda: compile_fx(graph, args))
         if not codes:
             return {"error": "Inductor generated no code (the graph may have no op to compile)"}
-        specializations.append((signature, codes[0]))
-    _, _, inputs, (outputs, returns_tuple) = next(iter(signatures.values()))
-    return {"specializations": specializations, "inputs": inputs, "outputs": outputs, "returns_tuple": returns_tuple}
+        specializations.append((repr(pattern), codes[0]))
+    outputs, returns_tuple = shape
+    return {"specializations": specializations, "inputs": len(signatures[0]), "outputs": outputs,
+            "returns_tuple": returns_tuple}
 
 
-def _trace(task: Task, workload, device) -> tuple[str, Any, list, int, tuple[int, bool]]:
-    """(signature literal, graph, fake graph inputs, positional inputs, (outputs, returns a tuple)) of one
-    workload: the forward traced with make_fx on fake tensors of `device`."""
+def _entry(value: Any) -> Entry:
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.proxy_tensor import make_fx
-    from torch.func import functional_call
+
+    if isinstance(value, torch.Tensor):
+        return "tensor", tuple(int(d) for d in value.shape), str(value.dtype)
+    return "value", value
+
+
+def _meta_inputs(task: Task, module, workload) -> tuple[Any, dict, list]:
+    """(model or None, parameters and buffers by name, positional inputs) of one workload, on meta tensors."""
+    import torch
 
     from kernelarc.task.dtypes import torch_dtype
-    from kernelarc.task.execute import load_module
-    from kernelarc.task.sol import REFERENCE_ENTRY
 
-    module = load_module(task.reference_source, f"{task.path}::inductor", task.name)
     with torch.device("meta"):
         if task.format is TaskFormat.KERNELBENCH:
             model = module.Model(*module.get_init_inputs())
-            inputs = list(module.get_inputs())
-            state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-        else:
-            model, state = None, {}
-            inputs = [spec.value if spec.is_scalar else torch.empty(spec.shape, dtype=torch_dtype(spec.dtype))
-                      for spec in workload.inputs]
-    with FakeTensorMode(allow_non_fake_inputs=False) as mode:
-        def fake(value: Any) -> Any:
-            if not isinstance(value, torch.Tensor):
-                return value
-            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
-        params, inputs = [fake(t) for t in state.values()], [fake(v) for v in inputs]
-    del mode
-    tensor_positions = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]
+            return model, {**dict(model.named_parameters()), **dict(model.named_buffers())}, list(module.get_inputs())
+        return None, {}, [spec.value if spec.is_scalar else torch.empty(spec.shape, dtype=torch_dtype(spec.dtype))
+                          for spec in workload.inputs]
+
+
+def _trace(task: Task, module, model, state: dict, inputs: list, pattern: tuple, device: str) -> tuple[
+        Any, list, tuple[int, bool]]:
+    """(graph, fake graph inputs, (outputs, returns a tuple)): the forward traced with make_fx on fake
+    tensors of `device`, a size named in `pattern` symbolic (hinted by these inputs' size)."""
+    import torch
+    from torch._dynamo.source import ConstantSource
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+    from torch.func import functional_call
+
+    from kernelarc.task.sol import REFERENCE_ENTRY
+
+    shape_env = ShapeEnv()
+    symbols: dict[str, Any] = {}
+
+    def size(name_or_int: Any, hint: int) -> Any:
+        if isinstance(name_or_int, int):
+            return name_or_int
+        if name_or_int not in symbols:
+            symbol = shape_env.create_symbol(hint, ConstantSource(name_or_int), dynamic_dim=DimDynamic.DYNAMIC)
+            symbols[name_or_int] = shape_env.create_symintnode(symbol, hint=hint)
+        return symbols[name_or_int]
+
+    with FakeTensorMode(shape_env=shape_env):
+        params = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device) for t in state.values()]
+        fakes = [value if entry[0] != "tensor"
+                 else torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
+                 if all(isinstance(n, int) for n in entry[1])
+                 else torch.empty([size(n, h) for n, h in zip(entry[1], value.shape)], dtype=value.dtype, device=device)
+                 for entry, value in zip(pattern, inputs)]
+    tensor_positions = [i for i, v in enumerate(fakes) if isinstance(v, torch.Tensor)]
     names = list(state)
     returned: dict[str, bool] = {}
 
     def forward(*flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        args = list(inputs)
+        args = list(fakes)
         for position, tensor in zip(tensor_positions, flat[len(names):]):
             args[position] = tensor
         if model is not None:
@@ -176,13 +252,11 @@ def _trace(task: Task, workload, device) -> tuple[str, Any, list, int, tuple[int
             raise TypeError("the forward returns something other than tensors")
         return outs
 
-    graph_inputs = params + [inputs[i] for i in tensor_positions]
+    graph_inputs = params + [fakes[i] for i in tensor_positions]
     with torch.no_grad():
         graph = make_fx(forward, tracing_mode="fake")(*graph_inputs)
     outputs = len(next(n for n in graph.graph.nodes if n.op == "output").args[0])
-    signature = tuple((tuple(int(d) for d in v.shape), str(v.dtype)) if isinstance(v, torch.Tensor) else v
-                      for v in inputs)
-    return repr(signature), graph, graph_inputs, len(inputs), (outputs, returned["tuple"])
+    return graph, graph_inputs, (outputs, returned["tuple"])
 
 
 def main() -> None:
@@ -198,4 +272,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["GENERATION_TIMEOUT_S", "InductorCode", "MAX_SIGNATURES", "TUNING", "generate"]
+__all__ = ["GENERATION_TIMEOUT_S", "InductorCode", "MAX_SIGNATURES", "TUNING", "generate", "groups"]

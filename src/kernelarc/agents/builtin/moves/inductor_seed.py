@@ -3,8 +3,9 @@
 Inductor's output module for the reference (agents/builtin/inductor_code.py generates it on the
 campaign's device) becomes plain source: its Triton kernels written out as top-level functions (the
 `@triton_heuristics` decorators kept, so they autotune at their first call as under torch.compile),
-its C++ kernels (CPU) built through Inductor's own loader, its `call` renamed per input signature,
-and a forward that picks the signature's `call`. What is dropped: the asynchronous compile pool, the
+its C++ kernels (CPU) built through Inductor's own loader, its `call` renamed per code (one per input
+pattern: sizes that vary between workloads are symbolic), and a forward that picks the `call` whose
+pattern the inputs fit. What is dropped: the asynchronous compile pool, the
 benchmark harness, unused imports. So the search starts at the compiler's level, without Dynamo's
 guards and wrappers on every call (70-110 us per call on the H200 for a compiled RMSNorm, session
 11), and the code is there to be read and changed. Imports no torch. Budget: about 250 lines.
@@ -29,16 +30,30 @@ _DEVICE_INDEX_CALLS = {"_DeviceGuard", "set_device", "get_raw_stream"}
 of a child that saw only the campaign's card)."""
 _CPP_LOADER = "CppPythonBindingsCodeCache"
 
-DISPATCH = '''def _signature(inputs):
-    """Shapes and dtypes of the tensor inputs, the values of the others: what the code was generated for."""
-    return tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else x for x in inputs)
+DISPATCH = '''def _fits(pattern, inputs):
+    """Whether `inputs` fit the code generated for `pattern`: each tensor's dtype and sizes (a named size
+    takes any value, the same wherever the name recurs), each other input's value."""
+    if len(pattern) != len(inputs):
+        return False
+    sizes = {{}}
+    for (kind, *spec), x in zip(pattern, inputs):
+        if kind == "value":
+            if type(x) is not type(spec[0]) or x != spec[0]:
+                return False
+        elif not isinstance(x, torch.Tensor) or str(x.dtype) != spec[1] or x.dim() != len(spec[0]):
+            return False
+        else:
+            for want, got in zip(spec[0], x.shape):
+                if (sizes.setdefault(want, got) if isinstance(want, str) else want) != got:
+                    return False
+    return True
 
 
 def _compiled_forward(weights, inputs):
-    """Inductor's `call` for these inputs' signature, given the weights then the tensor inputs."""
-    call = _CALLS.get(_signature(inputs))
+    """Inductor's `call` for code whose pattern these inputs fit, given the weights then the tensor inputs."""
+    call = next((call for pattern, call in _CALLS if _fits(pattern, inputs)), None)
     if call is None:
-        raise ValueError(f"no compiled code for inputs {{_signature(inputs)}}")
+        raise ValueError(f"no compiled code for inputs {{[tuple(x.shape) if isinstance(x, torch.Tensor) else x for x in inputs]}}")
     outputs = call([*weights, *(x for x in inputs if isinstance(x, torch.Tensor))])
     return {result}
 '''
@@ -89,7 +104,7 @@ def standalone(code: str, prefix: str) -> tuple[list[str], dict[str, str], list[
 
 
 def module_body(code: InductorCode) -> str:
-    """Every specialization as top-level source, then the `_CALLS` table and `_compiled_forward`."""
+    """Every code as top-level source, then the `_CALLS` table of (input pattern, call) and `_compiled_forward`."""
     imports: list[str] = []
     shared: dict[str, str] = {}
     blocks, table = [], []
@@ -101,9 +116,9 @@ def module_body(code: InductorCode) -> str:
             if shared.setdefault(name, assignment) != assignment:
                 raise ValueError(f"the specializations disagree on `{name}`")
         blocks.append(f"# --- Inductor's code for inputs {signature} ---\n" + "\n\n".join(specialized))
-        table.append(f"    {signature}: {prefix}call,")
+        table.append(f"    ({signature}, {prefix}call),")
     result = f"tuple(outputs[:{code.outputs}])" if code.returns_tuple else "outputs[0]"
-    tail = f"_CALLS = {{\n{chr(10).join(table)}\n}}\n\n\n" + DISPATCH.format(result=result)
+    tail = f"_CALLS = [\n{chr(10).join(table)}\n]\n\n\n" + DISPATCH.format(result=result)
     used = _names(ast.parse("\n\n".join(blocks) + "\n" + tail))
     kept_shared = [text for name, text in shared.items() if name in used]
     used |= _names(ast.parse("\n".join(kept_shared))) | {"torch"}
@@ -230,8 +245,8 @@ class InductorSeed:
         weights = ("[t for _, t in self.named_parameters()] + [t for _, t in self.named_buffers()]"
                    if analysis.task.format is TaskFormat.KERNELBENCH else "[]")
         doc = (f"torch.compile's (Inductor's) code for {analysis.task.name}, generated on {analysis.device} "
-               f"{point_text(self.name, params)}, called without Dynamo: {len(code.specializations)} input "
-               "signature(s), one `call` each.")
+               f"{point_text(self.name, params)}, called without Dynamo: {len(code.specializations)} code(s), "
+               "each for the input pattern above it.")
         source = module_source(analysis, doc=doc, body=module_body(code),
                                call=f"_compiled_forward({weights}, ({inputs}{',' if inputs else ''}))")
         return Move(family=self.name, params=params, source=source,
