@@ -30,7 +30,7 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert list(summary["baselines"]) == ["eager"]  # compile_baseline off
     assert summary["baselines"]["eager"]["timing"] == "cpu_wall"
     best = summary["best"]
-    assert best["speedup_vs_eager"] > 10 and best["speedup_vs_compile"] is None
+    assert best["speedup_vs_eager"] > 0 and best["speedup_vs_compile"] is None  # its size is a CPU timing: not asserted
     # One set of numbers: the ratio and both times come from the same head-to-head with the eager baseline.
     assert best["baseline"] is None and list(best["head_to_head"]) == ["eager"]
     eager = best["head_to_head"]["eager"]

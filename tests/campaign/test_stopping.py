@@ -66,7 +66,7 @@ def test_the_time_limit_cuts_a_candidate_in_flight_and_leaves_it_pending(tmp_pat
     assert run_app(["optimize", str(SLOW_SUM), *scripted(path), *CHEAP, "--budget", "1", "--out", str(run_dir)]) == 0
     capsys.readouterr()
     t0 = time.monotonic()
-    code = run_app(["optimize", "--resume", str(run_dir), "--budget", "2", "--time-limit", "30", "--json"])
+    code = run_app(["optimize", "--resume", str(run_dir), "--budget", "2", "--time-limit", "40", "--json"])
     elapsed = time.monotonic() - t0
     assert elapsed < SLOW_EVAL_S / 2, elapsed
     out, err = capsys.readouterr()
@@ -78,7 +78,7 @@ def test_the_time_limit_cuts_a_candidate_in_flight_and_leaves_it_pending(tmp_pat
     assert f"#{pending.id} left pending" in summary["stop_detail"]
     assert summary["verdicts"] == {"KEEP": 1}  # the cut candidate has no verdict
     assert summary["best"]["agent"] == "a0-reduction" and summary["best"]["final_timing"].startswith("skipped")
-    assert "resuming: 1 candidate(s) judged, 0 pending, budget 2, time limit 30 s" in err
+    assert "resuming: 1 candidate(s) judged, 0 pending, budget 2, time limit 40 s" in err
 
 
 @pytest.mark.heavy
