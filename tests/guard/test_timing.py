@@ -109,3 +109,24 @@ def test_kernel_shares_are_per_call_and_costliest_first():
     assert shares[0].ms_per_call == pytest.approx(0.003) and shares[0].launches_per_call == 1.0
     assert shares[1].launches_per_call == 2.0 and shares[0].share == pytest.approx(0.75)
     assert kernel_shares({"add": [0.1, 1.0]}, calls=0) == ()
+
+
+def test_a_timed_block_runs_with_the_garbage_collector_paused_and_restores_it():
+    import gc
+
+    from kernelarc.guard.timing import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():  # a failing call restores it too
+        raise RuntimeError("the candidate failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()

@@ -242,16 +242,16 @@ class Side:
         mode = h["mode"]
         self.captured = []
         keep = self.captured.append if h.get("capture", True) else None
-        if mode == "device":
-            result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep)
-            header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
-                      "side_streams": result.side_streams, "kernel_ms": timing.costliest(result.kernel_ms)}
-        else:
-            clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
-            samples = []
-            for call in calls:
-                samples.append(self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep, h.get("sync_end", False)))
-            header = {"samples_ms": samples}
+        with timing.collector_paused():
+            if mode == "device":
+                result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep)
+                header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
+                          "side_streams": result.side_streams, "kernel_ms": timing.costliest(result.kernel_ms)}
+            else:
+                clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
+                samples = [self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep, h.get("sync_end", False))
+                           for call in calls]
+                header = {"samples_ms": samples}
         if h.get("send_outputs"):
             header["calls"] = self._encode_calls([(outs, staged[i] if h.get("return_inputs") else None)
                                                   for i, outs in enumerate(self.captured)])

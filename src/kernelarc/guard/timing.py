@@ -11,6 +11,9 @@ Three clocks, one per way of measuring, each taking one call after an L2 flush:
   them: the host's launches overlap the flush, so a chain of small kernels is not timed as launch gaps.
 - `cpu_sample`: the host clock, on the CPU (`cpu_wall`: a ranking for tests, never a GPU speed).
 
+A block of calls runs with Python's garbage collector paused (`collector_paused`), as `timeit` does:
+a collection that happens to start inside one call adds its pause to that call's host time.
+
 None of these numbers is believed as such: the judge compares every block's samples with its own
 clock around the request (guard/session.py). After each call its outputs are copied for the judge
 to fetch any of them later (`keep`), outside the measured window.
@@ -18,11 +21,13 @@ to fetch any of them later (`keep`), outside the measured window.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -33,6 +38,19 @@ ITER_MARK = "kernelarc_iter_"
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 _LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 SYNC_NAME = "cudaDeviceSynchronize"
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The garbage collector run once, then off for the block (restored after, as it was)."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class L2Flusher:
