@@ -130,3 +130,12 @@ def test_a_timed_block_runs_with_the_garbage_collector_paused_and_restores_it():
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+def test_the_device_pass_stages_no_more_inputs_than_the_memory_budget_holds():
+    from kernelarc.guard.session import DEVICE_BLOCKS, MAX_DEVICE_BLOCKS, device_blocks
+
+    assert device_blocks(50, fit=50) == (DEVICE_BLOCKS, 25)  # small inputs: two sessions of 25 calls
+    assert device_blocks(50, fit=10) == (6, 10)  # five sessions' worth, made even (ABBA)
+    blocks, calls = device_blocks(50, fit=1)  # one call's inputs fill the budget (a 6 GiB softmax)
+    assert calls == 1 and blocks == MAX_DEVICE_BLOCKS and blocks % 2 == 0

@@ -47,13 +47,28 @@ from kernelarc.task.model import Task
 
 M = TypeVar("M")
 DEVICE_BLOCKS = 2
-"""Profiler sessions per side and workload for device time (ABBA over two pairs)."""
+"""Profiler sessions per side and workload for device time (ABBA over two pairs), at least."""
+MAX_DEVICE_BLOCKS = 10
+"""At most this many profiler sessions per side and workload: where one call's inputs fill the memory
+budget, the device pass takes this many calls, one per session, instead of `device_iterations`."""
 MAX_BLOCK_CALLS = 50
 MIN_SAMPLE_MS = 0.001
 CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 OVER_REPORT = (1.05, 0.2)
 """A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
+
+
+def device_blocks(iterations: int, fit: int) -> tuple[int, int]:
+    """(profiler sessions, calls in each) for the device pass of one side: `iterations` calls in
+    DEVICE_BLOCKS sessions, unless fewer than that many calls' inputs fit the memory budget (`fit`): then
+    sessions of `fit` calls, an even number of them (ABBA), at most MAX_DEVICE_BLOCKS. Staging every
+    call's inputs at once ran the H200 out of memory on a 6 GiB softmax (25 input sets per session)."""
+    per_block = max(1, math.ceil(iterations / DEVICE_BLOCKS))
+    if fit >= per_block:
+        return DEVICE_BLOCKS, per_block
+    blocks = min(MAX_DEVICE_BLOCKS, math.ceil(iterations / fit))
+    return blocks + blocks % 2, fit
 
 
 class Failure(Exception):
@@ -359,17 +374,17 @@ class Session:
             yield from ((self.inc, b), (self.cand, b)) if b % 2 == 0 else ((self.cand, b), (self.inc, b))
 
     def _device_pass(self, uuid: str, specs: list[dict], times: WorkloadTimes) -> dict[str, bool]:
-        per_block = max(1, math.ceil(self.settings.device_iterations / DEVICE_BLOCKS))
-        seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(DEVICE_BLOCKS)]
+        n_blocks, per_block = device_blocks(self.settings.device_iterations, self.block_calls(uuid, 0.0))
+        seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(n_blocks)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
         longest: list[float] = []
         side_streams = {self.inc.role: False, self.cand.role: False}
         totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
-        for side, b in self._pairs(DEVICE_BLOCKS):
-            with self.alone(side):
+        for side, b in self._pairs(n_blocks):
+            with self.alone(side):  # no output kept: the device pass audits nothing, and copies cost memory
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                        "specs": specs}, workload=uuid)
+                                        "specs": specs, "capture": False}, workload=uuid)
             block = self.parse(side, reply, TimeReply, uuid)
             samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
             kernels[side.role] += block.kernels
