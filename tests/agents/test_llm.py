@@ -128,6 +128,15 @@ def test_the_prompt_shows_what_the_profiler_saw_of_the_incumbent(make_context):
     assert "What the profiler saw" not in render("propose", **prompt_variables(make_context(), "cpu", "chat"))
 
 
+def test_the_first_prompts_show_torch_compiles_code_and_later_ones_do_not(make_context):
+    seed = "# torch.compile's kernels\ndef _compiled_forward(weights, inputs):\n    return inputs[0]\n"
+    prompt = render("propose", **prompt_variables(make_context(compiler_seed=seed), "NVIDIA H200", "chat"))
+    assert "## torch.compile's code for this task" in prompt and "def _compiled_forward(weights, inputs):" in prompt
+    later = make_context(incumbent_id=3, incumbent_source=INCUMBENT, compiler_seed=seed)  # it has a kernel of its own
+    assert "torch.compile's code for this task" not in render("propose", **prompt_variables(later, "NVIDIA H200", "chat"))
+    assert "torch.compile's code" not in render("propose", **prompt_variables(make_context(), "cpu", "chat"))
+
+
 def test_rendering_fails_on_a_missing_variable_and_the_file_has_every_template():
     assert set(templates()) == set(PromptTemplates.__annotations__)
     with pytest.raises(jinja2.UndefinedError, match="problem"):

@@ -226,6 +226,8 @@ def prompt_variables(ctx: AgentContext, device: str, reply_format: ReplyFormat) 
                           source=_clipped(e.source.strip(), SHOWN_SOURCE_CHARS))
                      for e in ctx.leaderboard[:SHOWN_LEADERS]],
         must_draft=ctx.must_draft, draft_instruction=ctx.draft_instruction,
+        compiler_seed=_clipped(ctx.compiler_seed.strip(), SHOWN_SOURCE_CHARS)
+        if ctx.compiler_seed and ctx.incumbent_source is None else None,
     )
 
 

@@ -201,6 +201,9 @@ class AgentContext(Frozen):
     """How many proposals this agent has made before this one."""
     rng_seed: int = 0
     """Seed for any randomness in the agent, so that runs repeat."""
+    compiler_seed: str | None = None
+    """torch.compile's own code for the task as a standalone candidate file (campaign/compiler_seed.py),
+    for code-writing agents to start from; None off the GPU, before it is rendered, or if it cannot be."""
 
     @model_validator(mode="after")
     def _validate_incumbent(self) -> "AgentContext":

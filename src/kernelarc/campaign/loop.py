@@ -40,6 +40,7 @@ from kernelarc.agents.protocol import (
     clip_reflection,
 )
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
+from kernelarc.campaign.compiler_seed import compiler_seed
 from kernelarc.campaign.drafting import DRAFT_INSTRUCTION, is_parameter_change
 from kernelarc.campaign.executor import Executor, evaluation_seed
 from kernelarc.campaign.options import CampaignOptions, StopReason
@@ -142,6 +143,8 @@ class Campaign:
         self.baselines: dict[str, int] = {}
         """Baseline name -> candidate id (their evaluations are against the reference)."""
         self.round = 0
+        self.compiler_seed = compiler_seed(task, executor.devices[0], options.backend)
+        """torch.compile's code as a standalone file, for code-writing agents on a card (rendered in the background)."""
         for slot in slots:  # resumed: agents are shown the verdicts they had before the run stopped
             slot.notes = [VerdictNote.from_evaluation(r.candidate_id, store.candidate(r.candidate_id).claim,
                                                       r.evaluation) for r in store.evaluations(slot.id)]
@@ -285,6 +288,7 @@ class Campaign:
             must_draft=state.must_draft, draft_instruction=DRAFT_INSTRUCTION if state.must_draft else "",
             peer_strategies=tuple(sorted({s.strategy.name for s in self._active() if s.id != slot.id})),
             step=state.steps, rng_seed=self.options.seed * 1000 + slot.index,
+            compiler_seed=self.compiler_seed.source if self.compiler_seed is not None else None,
         )
 
     def _profile(self, incumbent: EvaluationRecord | None) -> IncumbentProfile | None:
