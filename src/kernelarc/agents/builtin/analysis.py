@@ -70,6 +70,7 @@ def analyze(task: Task) -> TaskAnalysis:
     )
     facts = find_facts(analysis)
     facts["emit_blocker"] = blocker
+    facts["mode_dependent"] = bool(nodes) and _mode_dependent(task, parts, nodes)
     facts["launch_bound"], facts["total_elements"] = _launch_bound(task.workloads[0])
     return dataclasses.replace(analysis, facts=facts, lowered=_lowered(analysis, parts, facts) if nodes else None)
 
@@ -86,6 +87,19 @@ def _lowered(analysis: TaskAnalysis, parts: dict[str, Any], facts: dict[str, Any
     return dataclasses.replace(analysis, nodes=nodes, output_names=outputs, param_names=params,
                                returns_tuple=returns_tuple, values=values,
                                facts={**facts, "emit_blocker": blocker}, lowered=None)
+
+
+def _mode_dependent(task: Task, parts: dict[str, Any], nodes: tuple[OpNode, ...]) -> bool:
+    """Whether the KernelBench module computes otherwise in eval mode (BatchNorm's batch statistics,
+    Dropout): the graph is traced in training mode, as the guard runs the module, so code written from
+    it would be wrong after `model.eval()`; generated modules then compute as the reference does there."""
+    if task.format is not TaskFormat.KERNELBENCH:
+        return False
+    try:
+        evaluated = _trace(task, task.workloads[0], parts["input_names"], training=False)[0]
+    except Exception:  # noqa: BLE001 - a forward that does not trace in eval mode: assume it differs
+        return True
+    return _structure(evaluated) != _structure(nodes)
 
 
 def _decompositions() -> dict:
@@ -175,14 +189,16 @@ def _is_tolerance(node: ast.stmt) -> bool:
 _Trace = tuple[tuple[OpNode, ...], tuple[str, ...], tuple[str, ...], bool, str | None, dict[str, Any]]
 
 
-def _trace(task: Task, workload: Workload, input_names: tuple[str, ...], decompose: bool = False) -> _Trace:
+def _trace(task: Task, workload: Workload, input_names: tuple[str, ...], decompose: bool = False,
+           training: bool = True) -> _Trace:
     """(nodes, outputs, parameter accessors, returns a tuple, emit blocker, values) of one workload's forward;
-    `decompose` traces below the dispatcher through `_decompositions()` instead of keeping PyTorch's ops."""
+    `decompose` traces below the dispatcher through `_decompositions()` instead of keeping PyTorch's ops;
+    a KernelBench module in training mode (as built, and as the guard calls it) unless `training` is False."""
     sentinels: dict[float, str] = {}
     module = load_module(task.reference_source, f"{task.path}::analysis", task.name)
     with torch.device("meta"):
         if task.format is TaskFormat.KERNELBENCH:
-            model = module.Model(*module.get_init_inputs())
+            model = module.Model(*module.get_init_inputs()).train(training)
             args = list(module.get_inputs())
             state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
             fn, call_args = (lambda p, *a: functional_call(model, p, a)), [state, *args]

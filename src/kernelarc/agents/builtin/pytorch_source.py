@@ -17,11 +17,9 @@ import re
 from typing import Any
 
 from kernelarc.agents.builtin.moves.base import OpNode, TaskAnalysis
-from kernelarc.agents.builtin.moves.emit import INDENT, indent, init_method, literal
+from kernelarc.agents.builtin.moves.emit import EAGER_NAME, INDENT, eval_mode_fallback, indent, init_method, literal
 from kernelarc.task.model import TaskFormat
 
-EAGER_NAME = "_eager_forward"
-"""What the reference's forward (KernelBench) or `run` (SOL) is renamed to when transplanted."""
 PYTORCH_IMPORTS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 _NAME = re.compile(r"\b(v_\w+)\b")
 _TORCH_ENUMS = ("torch.float", "torch.bfloat16", "torch.int", "torch.uint", "torch.bool", "torch.complex",
@@ -159,8 +157,10 @@ def pytorch_module(analysis: TaskAnalysis, *, doc: str, body: str, helpers: str 
     head = f'"""{doc}\n"""\n\n{PYTORCH_IMPORTS}{imports}'
     eager = (analysis.eager_source or "") if with_eager else ""
     if analysis.task.format is TaskFormat.KERNELBENCH:
+        guard, fallback = ("", "") if with_eager else eval_mode_fallback(analysis)  # the reference's own code
+        eager = eager or fallback  # follows the module's mode by itself
         init = init_method(analysis) + (f"\n{indent(init_extra)}" if init_extra.strip() else "")
-        forward = f"def forward({analysis.forward_signature}):\n{indent(body)}"
+        forward = f"def forward({analysis.forward_signature}):\n{indent(guard + body)}"
         members = [indent(init), indent(forward)] + [indent(m) for m in (analysis.helper_source, eager) if m.strip()]
         doc_line = f'{INDENT}"""The reference\'s layers; forward as the module docstring says."""\n\n'
         parts = [head, analysis.support_source, helpers,

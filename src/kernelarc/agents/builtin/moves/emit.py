@@ -18,6 +18,8 @@ from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.task.model import TaskFormat
 
 INDENT = "    "
+EAGER_NAME = "_eager_forward"
+"""What the reference's forward (KernelBench) or `run` (SOL) is renamed to when transplanted."""
 TRITON_IMPORTS = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 TRIPLE_QUOTES = '"' * 3
 IS_STRICT_UPPER_TRIANGLE = "bool(torch.equal(masked, torch.ones_like(masked).triu(1)))"
@@ -61,11 +63,25 @@ def init_method(analysis: TaskAnalysis) -> str:
     return f"def __init__({analysis.init_signature}):\n{indent(body)}"
 
 
+def eval_mode_fallback(analysis: TaskAnalysis) -> tuple[str, str]:
+    """(the forward's first statements, the method they call) for a KernelBench module that computes
+    otherwise in eval mode (`facts["mode_dependent"]`: BatchNorm, Dropout): the generated code is the
+    training-mode graph, as the guard judged it, so after `model.eval()` the module computes as the
+    reference does, transplanted as `_eager_forward`. ("", "") where nothing depends on the mode."""
+    if not analysis.facts.get("mode_dependent") or not analysis.eager_source:
+        return "", ""
+    inputs = ", ".join(analysis.input_names)
+    return (f"if not self.training:  # generated from (and judged in) training mode\n"
+            f"{INDENT}return self.{EAGER_NAME}({inputs})\n",
+            analysis.eager_source)
+
+
 def entry_point(analysis: TaskAnalysis, call: str) -> str:
     """The task format's entry point returning `call` (an expression over the forward's inputs)."""
     if analysis.task.format is TaskFormat.KERNELBENCH:
-        forward = f"def forward({analysis.forward_signature}):\n{INDENT}return {call}"
-        helpers = f"{indent(analysis.helper_source)}\n\n" if analysis.helper_source.strip() else ""
+        guard, eager = eval_mode_fallback(analysis)
+        forward = f"def forward({analysis.forward_signature}):\n{indent(guard)}{INDENT}return {call}"
+        helpers = "".join(f"{indent(m)}\n\n" for m in (analysis.helper_source, eager) if m.strip())
         return (f"class ModelNew(nn.Module):\n"
                 f"{INDENT}{TRIPLE_QUOTES}The reference's layers, forward computed by the Triton kernels above."
                 f"{TRIPLE_QUOTES}\n\n{indent(init_method(analysis))}\n\n{helpers}{indent(forward)}\n")
@@ -89,5 +105,5 @@ def module_source(analysis: TaskAnalysis, *, doc: str, body: str, call: str) -> 
             f"{entry_point(analysis, call)}")
 
 
-__all__ = ["INDENT", "IS_STRICT_UPPER_TRIANGLE", "TRITON_IMPORTS", "entry_point", "indent", "init_method", "jit_kernel", "launch", "literal",
+__all__ = ["EAGER_NAME", "INDENT", "IS_STRICT_UPPER_TRIANGLE", "TRITON_IMPORTS", "entry_point", "eval_mode_fallback", "indent", "init_method", "jit_kernel", "launch", "literal",
            "module_source"]
