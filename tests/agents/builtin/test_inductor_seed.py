@@ -244,3 +244,5 @@ def test_sizes_that_vary_between_workloads_are_symbolic_in_one_code(tmp_path):
     for batch in (7, 9, 33, 12):  # 12: no workload has it, the symbolic code serves it too
         x, w = torch.randn(batch, 256, dtype=torch.bfloat16), torch.randn(256, dtype=torch.bfloat16)
         torch.testing.assert_close(module.run(x, w, 1e-6), reference.run(x, w, 1e-6))
+    with pytest.raises(ValueError, match="no compiled code"):  # symbolic sizes start at 2, as in Dynamo
+        module.run(torch.randn(1, 256, dtype=torch.bfloat16), torch.randn(256, dtype=torch.bfloat16), 1e-6)

@@ -32,7 +32,7 @@ _CPP_LOADER = "CppPythonBindingsCodeCache"
 
 DISPATCH = '''def _fits(pattern, inputs):
     """Whether `inputs` fit the code generated for `pattern`: each tensor's dtype and sizes (a named size
-    takes any value, the same wherever the name recurs), each other input's value."""
+    takes any value of 2 or more, the same wherever the name recurs), each other input's value."""
     if len(pattern) != len(inputs):
         return False
     sizes = {{}}
@@ -44,7 +44,9 @@ DISPATCH = '''def _fits(pattern, inputs):
             return False
         else:
             for want, got in zip(spec[0], x.shape):
-                if (sizes.setdefault(want, got) if isinstance(want, str) else want) != got:
+                if isinstance(want, str) and (got < 2 or sizes.setdefault(want, got) != got):
+                    return False  # symbolic code was generated for sizes of 2 or more, as Dynamo does
+                if isinstance(want, int) and want != got:
                     return False
     return True
 
