@@ -1,6 +1,7 @@
 """Generated modules after `model.eval()`: the graph is traced in training mode (as the guard calls the
 module), so where BatchNorm or Dropout make eval mode compute otherwise, a generated module computes as
-the reference does there instead of returning training-mode results."""
+the reference does there instead of returning training-mode results; in training mode it updates the
+running statistics as the reference does."""
 
 from __future__ import annotations
 
@@ -65,3 +66,7 @@ def test_a_generated_module_in_eval_mode_computes_as_the_reference_does(conv_bn,
     x = torch.randn(2, 4, 8, 8)
     torch.testing.assert_close(actual.eval()(x), expected.eval()(x))
     torch.testing.assert_close(actual.train()(x), expected.train()(x))  # training mode: the generated kernels
+    # which update the running statistics as the reference's BatchNorm does (no output reads them)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(actual.bn, name), getattr(expected.bn, name), msg=name)
+    torch.testing.assert_close(actual.eval()(x), expected.eval()(x))

@@ -94,12 +94,22 @@ def forward_body(analysis: TaskAnalysis, rewrites: dict[str, str] | None = None)
     return "\n".join(lines)
 
 
-def live_nodes(analysis: TaskAnalysis, rewrites: dict[str, str]) -> list[str]:
-    """Names of the nodes the outputs need, in graph order; a node in `rewrites` needs only the nodes
-    its replacement expression names (node names are `v_...` in Python and C++ alike)."""
+def mutates_state(node: OpNode, analysis: TaskAnalysis) -> bool:
+    """An in-place op (`aten.copy_`, `aten.add_.Tensor`) on a parameter, buffer or input: a BatchNorm's
+    running statistics in training mode. No output needs it, yet the module's state does."""
+    op = node.target.split(".")
+    return (len(op) > 1 and op[1].endswith("_") and bool(node.args) and isinstance(node.args[0], str)
+            and node.args[0] in analysis.values)
+
+
+def live_nodes(analysis: TaskAnalysis, rewrites: dict[str, str], keep_state: bool = True) -> list[str]:
+    """Names of the nodes the outputs need, and unless `keep_state` is False those the module's state
+    needs (see `mutates_state`), in graph order; a node in `rewrites` needs only the nodes its
+    replacement expression names (node names are `v_...` in Python and C++ alike)."""
     by_name = {n.name: n for n in analysis.nodes}
     live: set[str] = set()
     stack = [o for o in analysis.output_names if o in by_name]
+    stack += [n.name for n in analysis.nodes if keep_state and mutates_state(n, analysis)]
     while stack:
         name = stack.pop()
         if name in live:
@@ -171,4 +181,4 @@ def pytorch_module(analysis: TaskAnalysis, *, doc: str, body: str, helpers: str 
 
 
 __all__ = ["EAGER_NAME", "PYTORCH_IMPORTS", "call_args", "code", "device_source", "emit_reason", "forward_body",
-           "node_line", "pytorch_module", "source_of"]
+           "live_nodes", "mutates_state", "node_line", "pytorch_module", "source_of"]
