@@ -5,10 +5,10 @@ campaign's device) becomes plain source: its Triton kernels written out as top-l
 `@triton_heuristics` decorators kept, so they autotune at their first call as under torch.compile),
 its C++ kernels (CPU) built through Inductor's own loader, its `call` renamed per code (one per input
 pattern: sizes that vary between workloads are symbolic), and a forward that picks the `call` whose
-pattern the inputs fit. What is dropped: the asynchronous compile pool, the
-benchmark harness, unused imports. So the search starts at the compiler's level, without Dynamo's
-guards and wrappers on every call (70-110 us per call on the H200 for a compiled RMSNorm, session
-11), and the code is there to be read and changed. Imports no torch. Budget: about 250 lines.
+pattern the inputs fit. What is dropped: the asynchronous compile pool, the benchmark harness, unused
+imports. So the search starts at the compiler's level, without Dynamo's guards and wrappers on every
+call (15-165 us per call on the H200, docs/benchmarks.md session 12), and the code is there to be read
+and changed. Imports no torch. Budget: about 280 lines.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ class InductorSeed:
             return "no device known: Inductor's code is generated for the campaign's device"
         if analysis.capture_error:
             return f"the reference did not trace: {analysis.capture_error}"
-        signature = ast.parse(f"def f({analysis.forward_signature}): pass").body[0].args
+        signature = _signature(analysis)
         if signature.vararg or signature.kwarg or signature.kwonlyargs:
             return "the forward takes *args, **kwargs or keyword-only inputs"
         return None
@@ -241,9 +241,9 @@ class InductorSeed:
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
         code = generate(analysis.task, str(analysis.device), params["tuning"])
-        inputs = ", ".join(a.arg for a in ast.parse(f"def f({analysis.forward_signature}): pass").body[0].args.args
-                           if a.arg != "self")
-        inputs = ", ".join(inputs.split(", ")[:code.inputs])
+        signature = _signature(analysis)
+        names = [a.arg for a in signature.posonlyargs + signature.args if a.arg != "self"]
+        inputs = ", ".join(names[:code.inputs])  # the ones the workloads pass, in the traced order
         weights = ("[t for _, t in self.named_parameters()] + [t for _, t in self.named_buffers()]"
                    if analysis.task.format is TaskFormat.KERNELBENCH else "[]")
         doc = (f"torch.compile's (Inductor's) code for {analysis.task.name}, generated on {analysis.device} "
@@ -254,6 +254,11 @@ class InductorSeed:
         return Move(family=self.name, params=params, source=source,
                     claim=f"{point_text(self.name, params)} torch.compile's kernels called directly, "
                           "no Dynamo guards per call")
+
+
+def _signature(analysis: TaskAnalysis) -> ast.arguments:
+    """The forward's (KernelBench) or `run`'s (SOL) parameters, parsed."""
+    return ast.parse(f"def f({analysis.forward_signature}): pass").body[0].args
 
 
 register_family(InductorSeed())
