@@ -49,12 +49,12 @@ def propose(agent: LLMAgent, ctx: AgentContext) -> Proposal:
 
 
 @pytest.mark.slow  # one guard evaluation each, a few seconds on 2 cores
-@pytest.mark.parametrize("source, verdict, statuses", [
-    (FASTER, Verdict.KEEP, {Status.PASSED}),
-    (BROKEN, Verdict.REJECT, {Status.COMPILE_ERROR, Status.RUNTIME_ERROR}),
-    (HACK, Verdict.REJECT, {Status.STATIC_REJECT, Status.REWARD_HACK}),
+@pytest.mark.parametrize("source, verdicts, statuses", [
+    (FASTER, {Verdict.KEEP, Verdict.ACCEPT}, {Status.PASSED}),  # which of the two is a CPU timing: not asserted
+    (BROKEN, {Verdict.REJECT}, {Status.COMPILE_ERROR, Status.RUNTIME_ERROR}),
+    (HACK, {Verdict.REJECT}, {Status.STATIC_REJECT, Status.REWARD_HACK}),
 ], ids=["faster", "broken", "reward-hack"])
-def test_proposals_from_the_model_are_judged_by_the_guard(openai_server, slow_sum, source, verdict, statuses):
+def test_proposals_from_the_model_are_judged_by_the_guard(openai_server, slow_sum, source, verdicts, statuses):
     recorder = MemoryRecorder()
     agent = make_agent(openai_server, recorder, slow_sum)
     openai_server.enqueue(fenced(source, "one reduction call instead of a loop"),
@@ -63,7 +63,7 @@ def test_proposals_from_the_model_are_judged_by_the_guard(openai_server, slow_su
     proposal = propose(agent, ctx)
     assert proposal.source == source and proposal.claim == "one reduction call instead of a loop"
     result = evaluate(slow_sum, candidate_from_source(proposal.source, slow_sum), device="cpu", settings=GUARD)
-    assert result.verdict is verdict and result.status in statuses, result.reason
+    assert result.verdict in verdicts and result.status in statuses, result.reason
     reflection = asyncio.run(agent.reflect(ctx, proposal, result))
     assert reflection.startswith("The kernel summed")
     assert [c.kind for c in recorder.calls] == [CallKind.PROPOSE, CallKind.REFLECT]

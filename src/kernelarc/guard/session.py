@@ -55,6 +55,8 @@ MAX_BLOCK_CALLS = 50
 MIN_SAMPLE_MS = 0.001
 CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
+CPU_WARMUP_CALLS = 3
+"""Untimed calls on the CPU before timing; their median per-call time sizes the blocks."""
 OVER_REPORT = (1.05, 0.2)
 """A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
 
@@ -336,13 +338,15 @@ class Session:
         # Untimed calls through the timed path, a whole block of them on CUDA: its first-use costs are
         # paid and the caching allocator holds a block's inputs and kept outputs, on both sides alike
         # (a fresh side beside a warm reference side otherwise shows more bookkeeping).
-        warmup = max(self.settings.warmup, self.block_calls(uuid, 0.0)) if self.on_cuda else 1
+        # The CPU takes CPU_WARMUP_CALLS and their median: one slow first call sized a fast candidate's
+        # blocks at two calls, and the request's own overhead then read as 3 ms per call (a CI flake).
+        warmup = max(self.settings.warmup, self.block_calls(uuid, 0.0)) if self.on_cuda else CPU_WARMUP_CALLS
         for side in (self.inc, self.cand):
             reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
                                     "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
                                     "capture": True}, workload=uuid)
             got = self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
-            per_call_s[side.role] = sum(got) / 1000.0 / warmup if got else reply.seconds / warmup
+            per_call_s[side.role] = median(got) / 1000.0 if got else reply.seconds / warmup
             if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
