@@ -139,3 +139,12 @@ def test_the_device_pass_stages_no_more_inputs_than_the_memory_budget_holds():
     assert device_blocks(50, fit=10) == (6, 10)  # five sessions' worth, made even (ABBA)
     blocks, calls = device_blocks(50, fit=1)  # one call's inputs fill the budget (a 6 GiB softmax)
     assert calls == 1 and blocks == MAX_DEVICE_BLOCKS and blocks % 2 == 0
+
+
+def test_the_warm_up_stages_at_most_one_block_of_inputs_per_request():
+    from kernelarc.guard.session import warmup_requests
+
+    assert warmup_requests(10, 1) == [1] * 10  # a 6 GiB input: ten requests of one call
+    assert warmup_requests(10, 4) == [4, 4, 2]
+    assert warmup_requests(3, 3) == [3]  # the CPU's warm-up: one request
+    assert sum(warmup_requests(50, 7)) == 50 and max(warmup_requests(50, 7)) == 7

@@ -73,6 +73,12 @@ def device_blocks(iterations: int, fit: int) -> tuple[int, int]:
     return blocks + blocks % 2, fit
 
 
+def warmup_requests(calls: int, per_request: int) -> list[int]:
+    """Calls in each warm-up request: `calls` in requests of at most `per_request` (one block on CUDA).
+    A request stages all its inputs at once; ten 6 GiB input sets in one ran the H200 out of memory."""
+    return [min(per_request, calls - first) for first in range(0, calls, per_request)]
+
+
 class Failure(Exception):
     """The evaluation ends here with this status and reason."""
 
@@ -340,13 +346,17 @@ class Session:
         # (a fresh side beside a warm reference side otherwise shows more bookkeeping).
         # The CPU takes CPU_WARMUP_CALLS and their median: one slow first call sized a fast candidate's
         # blocks at two calls, and the request's own overhead then read as 3 ms per call (a CI flake).
-        warmup = max(self.settings.warmup, self.block_calls(uuid, 0.0)) if self.on_cuda else CPU_WARMUP_CALLS
+        k = self.block_calls(uuid, 0.0)
+        warmup = max(self.settings.warmup, k) if self.on_cuda else CPU_WARMUP_CALLS
         for side in (self.inc, self.cand):
-            reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
-                                    "seeds": [self.seeds.draw() for _ in range(warmup)], "specs": specs,
-                                    "capture": True}, workload=uuid)
-            got = self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
-            per_call_s[side.role] = median(got) / 1000.0 if got else reply.seconds / warmup
+            got, seconds = [], 0.0
+            for calls in warmup_requests(warmup, k if self.on_cuda else warmup):
+                reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
+                                        "seeds": [self.seeds.draw() for _ in range(calls)], "specs": specs,
+                                        "capture": True}, workload=uuid)
+                got += self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
+                seconds += reply.seconds
+            per_call_s[side.role] = median(got) / 1000.0 if got else seconds / warmup
             if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}

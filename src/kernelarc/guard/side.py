@@ -15,6 +15,7 @@ file the judge opened (fd 1 and 2), never to the reply pipe.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -237,10 +238,10 @@ class Side:
         from kernelarc.guard import timing
 
         specs = self.specs(h)
+        self.captured = []  # the last block's outputs go before this block's inputs arrive: one block in memory
         staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
         calls = [self.callee.bind(inputs, specs) for inputs in staged]
         mode = h["mode"]
-        self.captured = []
         keep = self.captured.append if h.get("capture", True) else None
         with timing.collector_paused():
             if mode == "device":
@@ -308,8 +309,15 @@ def _non_finite(torch, outputs: list, tolerances: list) -> int | None:
     return None
 
 
+COMPILER_MODULES = ("torch._dynamo", "torch._inductor.runtime.triton_heuristics", "torch._inductor.select_algorithm")
+"""What torch.compile candidates and Inductor's generated code (the `inductor_seed` family) import: 1-2 s
+each, paid by a CUDA side while it waits in the pool instead of in the candidate's compile stage, under
+the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
+
+
 def prewarm(device: str) -> None:
-    """Pay a CUDA side's one-time costs (context, CUPTI start) while it waits for its first request.
+    """Pay a CUDA side's one-time costs (context, CUPTI start, the compiler's imports) while it waits for
+    its first request.
 
     Nothing here may fail the side: a missing GPU is reported by the first request that needs it.
     """
@@ -317,6 +325,11 @@ def prewarm(device: str) -> None:
 
     if not device.startswith("cuda") or not torch.cuda.is_available():
         return
+    for name in COMPILER_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the candidate that needs it reports the failure
+            traceback.print_exc()
     try:
         from torch.profiler import ProfilerActivity, profile
 

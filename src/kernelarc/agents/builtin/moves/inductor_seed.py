@@ -124,7 +124,7 @@ def module_body(code: InductorCode) -> str:
     used = _names(ast.parse("\n\n".join(blocks) + "\n" + tail))
     kept_shared = [text for name, text in shared.items() if name in used]
     used |= _names(ast.parse("\n".join(kept_shared))) | {"torch"}
-    kept = [line for line in imports if line not in TRITON_IMPORTS.splitlines() and _imported(line) & used]
+    kept = [line for line in dict.fromkeys(imports) if line not in TRITON_IMPORTS.splitlines() and _imported(line) & used]
     return "\n\n\n".join(["\n".join(kept) + "\n\n" + "\n".join(kept_shared), *blocks, tail])
 
 
