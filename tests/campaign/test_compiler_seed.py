@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import time
 
-from kernelarc.campaign.compiler_seed import CompilerSeed, compiler_seed
+from kernelarc.campaign.compiler_seed import CompilerSeed, compiler_seed, seeded
 from kernelarc.task.loader import load_task
 
 from campaign.runs import SLOW_SUM
 
 
-def test_only_code_writing_agents_on_a_card_get_it():
-    task = load_task(SLOW_SUM)
-    assert compiler_seed(task, "cpu", "openai") is None  # Inductor writes C++ off the GPU
-    assert compiler_seed(task, "cuda:0", "builtin") is None  # the built-in agents render it themselves
-    assert compiler_seed(task, "cuda:0", "scripted") is None
+def test_it_is_rendered_on_a_card_for_the_agents_that_use_it():
+    assert seeded("cuda:0", "openai") and seeded("cuda:1", "cli")  # read in the prompts
+    assert seeded("cuda:0", "builtin")  # the inductor_seed family then finds it in the process's cache
+    assert not seeded("cuda:0", "scripted") and not seeded("cuda:0", "replay")
+    assert compiler_seed(load_task(SLOW_SUM), "cpu", "openai") is None  # Inductor writes C++ off the GPU
 
 
 def test_a_seed_that_cannot_be_rendered_leaves_the_prompt_without_it(tmp_path):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kernelarc.agents import ScriptedAgent
 from kernelarc.campaign import AgentSlot, Campaign
 from kernelarc.campaign.executor import LocalExecutor
+from kernelarc.campaign.loop import FINALS_MARGIN
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import GuardSettings
 from kernelarc.memory import Store
@@ -15,7 +18,7 @@ from kernelarc.strategies import get_strategy
 from kernelarc.task.loader import load_task
 
 from campaign.runs import SLOW_SUM, options
-from memory.factories import keep, propose
+from memory.factories import accept, keep, propose
 
 
 def _campaign(tmp_path, agents: int) -> Campaign:
@@ -53,3 +56,33 @@ def test_no_round_starts_when_not_one_evaluation_fits_before_the_limit(tmp_path)
     assert campaign._stop_reason() is StopReason.TIME_LIMIT
     campaign._limit_at = None  # no time limit: every active agent, whatever the evaluations take
     assert len(campaign._round_slots()) == 2 and campaign._stop_reason() is None
+
+
+def _baseline(campaign: Campaign, n: int, name: str, wall_s: float, reference_s: float) -> int:
+    cid = propose(campaign.store, n, agent_id=None, strategy="baseline", claim=f"baseline: {name}")
+    timed = accept().model_copy(update={"wall_s": wall_s, "stage_seconds": {"reference": reference_s, "timing": 1.0}})
+    campaign.store.record_verdict(cid, timed, against_incumbent_id=None)
+    campaign.baselines[name] = cid
+    return cid
+
+
+def test_the_finals_reserve_counts_the_leader_and_each_baseline_it_will_be_timed_against(tmp_path):
+    campaign = _campaign(tmp_path, agents=1)
+    _baseline(campaign, 1, "eager", wall_s=14.0, reference_s=12.0)  # the reference's set-up is not paid again
+    _baseline(campaign, 2, "torch.compile", wall_s=5.0, reference_s=0.0)
+    leader = propose(campaign.store, 3, agent_id="a0", strategy="reduction")
+    campaign.store.record_verdict(leader, keep(speedup=9.0).model_copy(update={"wall_s": 8.0}), against_incumbent_id=None)
+    assert campaign.leader().candidate_id == leader
+    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((8.0 + 2.0) + (8.0 + 5.0)))
+
+
+def test_a_round_leaves_room_for_the_last_rounds_proposal_time(tmp_path):
+    campaign = _campaign(tmp_path, agents=4)
+    campaign._limit_at = time.monotonic() + 100
+    _judged(campaign, 1, wall_s=10.0)
+    campaign.round = 1
+    assert len(campaign._round_slots()) == 4
+    campaign._proposing_s = 75.0  # an agent that thinks for 75 s (an LLM): two evaluations fit after it
+    assert len(campaign._round_slots()) == 2
+    campaign._proposing_s = 95.0
+    assert campaign._stop_reason() is StopReason.TIME_LIMIT

@@ -1,4 +1,5 @@
-"""torch.compile's own code for the task, shown to the agents that write code (LLMs, coding CLIs).
+"""torch.compile's own code for the task, shown to the agents that write code (LLMs, coding CLIs) and
+rendered ahead for the built-in agents' `inductor_seed` family.
 
 Issue 16 item 3: the search starts at the compiler's level. The built-in agents propose it as the
 `inductor_seed` family's first point; an LLM is shown the same standalone file in its first prompts,
@@ -14,8 +15,11 @@ import threading
 
 from kernelarc.task.model import Task
 
-CODE_WRITING_BACKENDS = frozenset({"openai", "anthropic", "cli"})
-"""Backends whose agents read source and write their own (the built-in ones render it themselves)."""
+SEEDED_BACKENDS = frozenset({"openai", "anthropic", "cli", "builtin"})
+"""Backends it is rendered for: the code-writing ones read it in their prompts; the built-in agents'
+`inductor_seed` family renders the same code and then finds it in this process's cache (Inductor's
+generation and the task's analysis are cached per process) instead of waiting 16-24 s for it in their
+first proposals, while the baselines were being judged (session 13 on the H200)."""
 
 
 class CompilerSeed:
@@ -40,11 +44,14 @@ class CompilerSeed:
             self.error = f"{type(e).__name__}: {e}"
 
 
+def seeded(device: str, backend: str) -> bool:
+    """Whether a campaign on `device` with agents of `backend` renders the seed: on a CUDA device only."""
+    return backend in SEEDED_BACKENDS and device.startswith("cuda")
+
+
 def compiler_seed(task: Task, device: str, backend: str) -> CompilerSeed | None:
-    """Start rendering the seed where an agent would read it: a code-writing backend on a CUDA device."""
-    if backend not in CODE_WRITING_BACKENDS or not device.startswith("cuda"):
-        return None
-    return CompilerSeed(task, device)
+    """Start rendering the seed where an agent would use it (see `seeded`)."""
+    return CompilerSeed(task, device) if seeded(device, backend) else None
 
 
-__all__ = ["CODE_WRITING_BACKENDS", "CompilerSeed", "compiler_seed"]
+__all__ = ["SEEDED_BACKENDS", "CompilerSeed", "compiler_seed", "seeded"]
