@@ -12,8 +12,8 @@ summaries.
 
 fast_1.0 counts a problem when the winner is an agent's kernel (not a baseline) and it is faster than
 both eager and torch.compile (default mode) in the campaign's final head-to-head timings. The speedup
-over the best baseline is the smaller of the two final speedups; a baseline winner counts 1.0, and
-a campaign with no correct baseline or no final timing is left out of the geomean and said.
+over the best baseline is the smaller of the final speedups over the correct baselines; a baseline
+winner counts 1.0, and a campaign with no final timing is left out of the geomean and said.
 """
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ def row(summary: dict) -> dict:
     best = summary.get("best") or {}
     vs_eager, vs_compile = best.get("speedup_vs_eager"), best.get("speedup_vs_compile")
     agent_won = not str(best.get("agent") or "baseline").startswith("baseline")  # "baseline:eager" etc.
+    timed = [s for s in (vs_eager, vs_compile) if s is not None]  # a baseline winner is not timed against itself
     over_best = None
-    if vs_eager is not None and vs_compile is not None:
-        over_best = min(vs_eager, vs_compile) if agent_won else 1.0
+    if best.get("final_timing") == "measured" and (timed or not agent_won):
+        over_best = min(timed) if agent_won else 1.0
     guard = summary.get("guard") or {}
     return {"task": summary["task"]["name"], "kind": summary["task"].get("kernel_type"),
             "winner": best.get("agent") or "none", "strategy": best.get("strategy"),
