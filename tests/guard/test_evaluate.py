@@ -134,3 +134,36 @@ def test_resolve_device():
 def test_cuda_without_a_device_is_a_user_error():
     with pytest.raises(DeviceError, match="no CUDA device is available"):
         resolve_device("cuda")
+
+
+# --- references that draw random numbers ------------------------------------------------------------------------
+
+DROPOUT_CANDIDATE = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features, p):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+        self.p = p
+
+    def forward(self, x):
+        y = F.linear(x, self.linear.weight, self.linear.bias)
+        return torch.softmax({dropout}, dim=1)
+"""
+
+
+@pytest.mark.slow
+def test_a_candidate_drawing_the_references_random_numbers_passes_and_one_drawing_others_fails():
+    """Every side seeds its RNGs alike before each call (guard/side.py `forward_seed`): the reference's own
+    dropout passes in the correctness rounds and in every checked timed call; other draws are wrong."""
+    task = load_task(FIXTURES / "tasks" / "dropout_tiny.py")
+    same = candidate_from_source(DROPOUT_CANDIDATE.format(dropout="F.dropout(y, self.p, self.training)"), task)
+    ev = evaluate(task, same, device="cpu", settings=FAST)
+    assert ev.correct and ev.verdict is not Verdict.REJECT, ev.reason
+    other = candidate_from_source(DROPOUT_CANDIDATE.format(
+        dropout="y * (torch.rand_like(y) >= self.p) / (1 - self.p)"), task)  # right distribution, other draws
+    ev = evaluate(task, other, device="cpu", settings=FAST)
+    assert ev.status is Status.INCORRECT_NUMERICAL, ev.reason

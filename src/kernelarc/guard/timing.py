@@ -110,7 +110,8 @@ class DeviceBlock:
     """Kernel name -> [total ms, launches] over the block's calls."""
 
 
-def device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
+def device_samples(calls: list[Callable[[], list]], flush, keep,
+                   before: Callable[[int], None] = lambda i: None) -> DeviceBlock:
     """Each call's kernel span from one CUPTI session with no host-side op tracing (as SOL-ExecBench's
     evaluator measures); calls are told apart by the side's own device synchronizations around them.
 
@@ -121,13 +122,15 @@ def device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
     window holds the flush's launch first, then the call's: the flush's kernel is told apart as the
     window's first launch. A call that synchronizes the device itself breaks the count of those
     synchronizations; its block is then profiled again with each call marked on the host
-    (`record_function`), which attributes any launch but inflates such gaps.
+    (`record_function`), which attributes any launch but inflates such gaps. `before(i)` runs ahead of
+    call i's window (host work only: the side seeds its RNGs there).
     """
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for call in calls:
+        for i, call in enumerate(calls):
+            before(i)
             torch.cuda.synchronize()
             flush()
             outputs = call()
@@ -137,16 +140,18 @@ def device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
     events = _trace_events(prof)
     windows = sync_windows(events, len(calls))
     if windows is None:
-        return _annotated_device_samples(calls, flush, keep)
+        return _annotated_device_samples(calls, flush, keep, before)
     return _block(iteration_spans(events, windows, flush_first=True), len(calls))
 
 
-def _annotated_device_samples(calls: list[Callable[[], list]], flush, keep) -> DeviceBlock:
+def _annotated_device_samples(calls: list[Callable[[], list]], flush, keep,
+                              before: Callable[[int], None]) -> DeviceBlock:
     from torch.profiler import ProfilerActivity, profile, record_function
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i, call in enumerate(calls):
+            before(i)
             torch.cuda.synchronize()
             flush()
             with record_function(f"{ITER_MARK}{i}"):
