@@ -58,9 +58,9 @@ def test_reflection_on_a_reject_gives_the_guard_reason(reject_evaluation):
     ctx = _context(task, strategy="precision")
     proposal = _propose(agent, ctx)
     reflection = asyncio.run(agent.reflect(ctx, proposal, reject_evaluation))
-    assert reflection.startswith("[precision_lowp_gemm dtype=bfloat16]")
+    assert reflection.startswith("[precision_lowp_gemm dtype=float16]")
     assert "INCORRECT_NUMERICAL: 3 of 32 elements out of tolerance" in reflection
-    assert parse_points(_propose(agent, ctx).claim) == [("precision_lowp_gemm", {"dtype": "float16"})]
+    assert parse_points(_propose(agent, ctx).claim) == [("precision_lowp_gemm", {"dtype": "bfloat16"})]
 
 
 def _finding(kind: FindingKind, reflection: str) -> Finding:
