@@ -5,6 +5,7 @@ other op is replayed as the reference computes it, and the result matches the re
 from __future__ import annotations
 
 import pytest
+import torch
 
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.triton_pointwise_regions import find_regions
@@ -64,3 +65,18 @@ def test_a_scalar_region_after_a_full_reduction_is_written(tmp_path):
     family = get_family(FAMILY)
     move = family.render(analysis, family.space(analysis)[0])
     assert_matches_reference(move, analysis, tmp_path)
+
+
+def test_the_kernel_indexes_in_64_bits_only_where_an_offset_may_pass_2_31():
+    from kernelarc.agents.builtin.moves.triton_pointwise_regions import WIDE
+
+    helpers: dict = {}
+    exec(WIDE, helpers)  # the host helper every generated module carries
+    wide = helpers["_wide"]
+    assert not wide(torch.empty(4096, 4096))
+    big = torch.empty(2**31, device="meta")  # 8 GiB of fp32, without the memory
+    assert wide(big) and wide(big[:16])  # a small view of a big storage may still address far
+    assert not wide(torch.empty(2**30, dtype=torch.float16, device="meta")[:16].expand(4, 16))
+    analysis = analysis_for("builtin_conv_pointwise_tail")  # broadcast operands: the strided path runs
+    source = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0]).source
+    assert source.count("INDEX_64=index_64") == source.count("@triton.jit") and "if INDEX_64:" in source

@@ -167,8 +167,11 @@ def kernel_source(region: Region) -> str:
         if region.rank:
             args.append("".join(f"{_var(r)}_s{d}, " for d in range(region.rank)).rstrip(" "))
     args += [f"{_var(r).upper()}_FLAT: tl.constexpr," for r in region.tensors]
-    args.append("BLOCK_SIZE: tl.constexpr,")
-    body = ["offs = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
+    args.append("INDEX_64: tl.constexpr, BLOCK_SIZE: tl.constexpr,")
+    body = ["if INDEX_64:  # an offset may pass 2**31",
+            "    offs = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
+            "else:  # 32-bit index arithmetic: a 64-bit division is a long instruction sequence on the GPU",
+            "    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
             "mask = offs < n_elements", "rest = offs"]
     for d in reversed(range(region.rank)):
         body += [f"i{d} = rest % D{d}", f"rest = rest // D{d}"]
@@ -201,12 +204,15 @@ def wrapper_source(region: Region, dtypes: tuple[str, ...], params: dict[str, An
     for t in tensors:
         lines += [f"{t}_flat = {t}.is_contiguous() and tuple({t}.shape) == tuple(shape)",
                   f"{t} = {t}.expand(shape)"]
+    wide = " or ".join(f"_wide({t})" for t in tensors)
+    lines += [f"index_64 = n_elements > 2**31 - 2**16 or {wide}  # the last block's lanes run past n_elements"]
     launch_args = [", ".join(f"out{k}" for k in range(len(dtypes))), ", ".join(tensors)]
     if region.scalars:
         launch_args.append(", ".join(_var(r) for r in region.scalars))
     launch_args.append("n_elements, *shape")
     launch_args += [f"*{t}.stride()" for t in tensors]
     launch_args += [f"{t.upper()}_FLAT={t}_flat" for t in tensors]
+    launch_args.append("INDEX_64=index_64")
     launch_args.append(launch_keywords(params))
     grid = f"(triton.cdiv(n_elements, {params['BLOCK_SIZE']}),)"
     lines += ["if n_elements:", indent(launch(region.kernel, grid, launch_args))]
@@ -240,11 +246,18 @@ def forward_source(analysis: TaskAnalysis, regions: list[Region], calls: dict[st
     return "\n".join(lines)
 
 
+WIDE = '''def _wide(t):
+    """Whether an element offset into t's storage may reach 2**31 (then the kernel indexes in 64 bits)."""
+    return t.untyped_storage().nbytes() >= t.element_size() << 31
+'''
+"""Host helper of the region wrappers: one storage-size read per operand, no walk over the view's dims."""
+
+
 def regions_source(analysis: TaskAnalysis, regions: list[Region], params: dict[str, Any]) -> str:
-    """Every region's kernel and host function."""
+    """Every region's kernel and host function, after their shared helper."""
     nodes = {n.name: n for n in analysis.nodes}
-    return "\n\n".join(f"{kernel_source(r)}\n\n{wrapper_source(r, tuple(nodes[e].dtype for e in r.exports), params)}"
-                        for r in regions)
+    return "\n\n".join([WIDE] + [f"{kernel_source(r)}\n\n{wrapper_source(r, tuple(nodes[e].dtype for e in r.exports), params)}"
+                                   for r in regions])
 
 
 @dataclass(frozen=True)
