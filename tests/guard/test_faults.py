@@ -136,3 +136,26 @@ def test_task_inputs_beyond_memory_are_an_invalid_reference(relu_task):
     candidate = candidate_from_source((CANDIDATES / "honest_torch.py").read_text(), huge)
     ev = evaluate(huge, candidate, device="cpu", settings=SETTINGS)
     assert ev.status is Status.INVALID_REFERENCE and "out of host memory" in ev.reason, ev.reason
+
+
+@pytest.mark.parametrize("module", ["triton.compiler.errors", "torch._inductor.exc", "torch._dynamo.exc"])
+def test_an_exception_of_the_compilers_is_a_compile_error_and_any_other_a_runtime_error(module):
+    import os
+
+    from kernelarc.guard import wire
+    from kernelarc.guard.side import CandidateFailure, Side
+
+    side = Side("cpu", wire.Mailbox(os.memfd_create("kernelarc-test")))
+    compiler_error = type("CompilationError", (Exception,), {"__module__": module})
+
+    def fails(error):
+        def call():
+            raise error("the kernel did not build")
+        return call
+
+    with pytest.raises(CandidateFailure) as caught:
+        side.guarded("RUNTIME_ERROR", fails(compiler_error))
+    assert caught.value.status == "COMPILE_ERROR"
+    with pytest.raises(CandidateFailure) as caught:
+        side.guarded("RUNTIME_ERROR", fails(ValueError))
+    assert caught.value.status == "RUNTIME_ERROR"

@@ -339,7 +339,7 @@ def _non_finite(torch, outputs: list, tolerances: list) -> int | None:
     return None
 
 
-COMPILER_MODULES = ("torch._dynamo", "torch._inductor.runtime.triton_heuristics", "torch._inductor.select_algorithm")
+PREWARM_MODULES = ("torch._dynamo", "torch._inductor.runtime.triton_heuristics", "torch._inductor.select_algorithm")
 """What torch.compile candidates and Inductor's generated code (the `inductor_seed` family) import: 1-2 s
 each, paid by a CUDA side while it waits in the pool instead of in the candidate's compile stage, under
 the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
@@ -355,7 +355,7 @@ def prewarm(device: str) -> None:
 
     if not device.startswith("cuda") or not torch.cuda.is_available():
         return
-    for name in COMPILER_MODULES:
+    for name in PREWARM_MODULES:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the candidate that needs it reports the failure
