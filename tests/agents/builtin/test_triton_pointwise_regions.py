@@ -10,7 +10,7 @@ import torch
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.triton_pointwise_regions import find_regions
 
-from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference
+from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference, compile_for_hopper, jit_function, load_generated
 
 FAMILY = "triton_pointwise_regions"
 
@@ -80,3 +80,19 @@ def test_the_kernel_indexes_in_64_bits_only_where_an_offset_may_pass_2_31():
     analysis = analysis_for("builtin_conv_pointwise_tail")  # broadcast operands: the strided path runs
     source = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0]).source
     assert source.count("INDEX_64=index_64") == source.count("@triton.jit") and "if INDEX_64:" in source
+
+
+@pytest.mark.slow
+def test_the_kernels_compile_for_the_h200_and_index_in_32_bits_unless_told(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    analysis = analysis_for("builtin_conv_pointwise_tail")
+    move = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0])
+    module = load_generated(move.source, tmp_path)
+    kernels = [jit_function(k) for name, k in vars(module).items()
+               if name.startswith("_pointwise_region_") and not name.endswith("_call")]
+    assert kernels
+    for kernel in kernels:
+        strided = {p.name: False for p in kernel.params if p.name.endswith("_FLAT")}  # the indexed path
+        for index_64 in (False, True):
+            ptx = compile_for_hopper(kernel, {**strided, "INDEX_64": index_64, "BLOCK_SIZE": 1024}).asm["ptx"]
+            assert ("div.s64" in ptx or "rem.s64" in ptx) is index_64, kernel.__name__

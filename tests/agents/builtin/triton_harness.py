@@ -78,3 +78,25 @@ def assert_guard_passes(move: Move, analysis: TaskAnalysis) -> None:
     result = evaluate(analysis.task, candidate_from_source(move.source, analysis.task, name=move.family),
                       device="cpu", settings=GUARD_SETTINGS)
     assert result.verdict is not Verdict.REJECT, f"{result.status}: {result.reason}\n{result.log_tail}"
+
+
+def jit_function(kernel):
+    """The compilable form of a generated kernel: under TRITON_INTERPRET=1 (the tests') `@triton.jit`
+    gives an interpreted function instead."""
+    from triton.runtime.jit import JITFunction
+
+    return kernel if isinstance(kernel, JITFunction) else JITFunction(kernel.fn)
+
+
+def compile_for_hopper(kernel, constexprs: dict, pointer_dtype: str = "*fp32"):
+    """`kernel` (a generated @triton.jit function) compiled for sm_90, the H200's architecture, by
+    Triton's own compiler and bundled ptxas, with no GPU: integer arguments typed i32, pointers
+    `pointer_dtype`. Catches what the interpreter cannot: code that does not compile for the card."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    kernel = jit_function(kernel)
+    signature = {p.name: "constexpr" if p.is_constexpr else pointer_dtype if p.name.endswith("_ptr") else "i32"
+                 for p in kernel.params}
+    values = {(kernel.arg_names.index(name),): value for name, value in constexprs.items()}
+    return triton.compile(ASTSource(kernel, signature, constexprs=values), target=GPUTarget("cuda", 90, 32))
