@@ -239,27 +239,28 @@ class Campaign:
         walls = sorted(r.evaluation.wall_s for r in self.store.evaluations() if r.evaluation.wall_s)
         return walls[len(walls) // 2] if walls else 0.0
 
-    def evaluation_cost_s(self, candidate_id: int) -> float:
+    def evaluation_cost_s(self, candidate_id: int, median_s: float) -> float:
         """Seconds this candidate's own evaluation took, less the reference side's set-up (paid once per
-        campaign, 12 s on the H200); the median evaluation when it has none."""
+        campaign, 12 s on the H200); `median_s` (the median evaluation) when it has none."""
         record = self.store.evaluation(candidate_id)
         if record is None or not record.evaluation.wall_s:
-            return self.median_evaluation_s()
+            return median_s
         return max(0.0, record.evaluation.wall_s - record.evaluation.stage_seconds.get("reference", 0.0))
 
-    def finals_reserve_s(self) -> float:
+    def finals_reserve_s(self, median_s: float | None = None) -> float:
         """Seconds the final head-to-head timings are expected to take, FINALS_MARGIN included: each pits
         the leader (as the candidate) against a correct baseline (as the incumbent), so each costs about
         both of their own evaluations; the leader's counts at least the median, as this round's candidates
         may displace it. 0 before anything was measured. (One median evaluation per baseline, the rule
         before, left 6 s for a leader of 8 s against a torch.compile side of 5 s: the finals were cut on
-        the H200, docs/benchmarks.md session 13.)"""
+        the H200, docs/benchmarks.md session 13.) `median_s`: the median evaluation, when the caller has it."""
+        median_s = self.median_evaluation_s() if median_s is None else median_s
         leader = self.leader()
         leader_id = leader.candidate_id if leader is not None else None
-        lead_s = max(self.median_evaluation_s(), self.evaluation_cost_s(leader_id) if leader_id is not None else 0.0)
+        lead_s = max(median_s, self.evaluation_cost_s(leader_id, median_s) if leader_id is not None else 0.0)
         opponents = [cid for cid in self.baselines.values() if cid != leader_id
                      and (r := self.store.evaluation(cid)) is not None and r.evaluation.correct]
-        return FINALS_MARGIN * sum(lead_s + self.evaluation_cost_s(cid) for cid in opponents)
+        return FINALS_MARGIN * sum(lead_s + self.evaluation_cost_s(cid, median_s) for cid in opponents)
 
     def _round_slots(self) -> list[AgentSlot]:
         """The agents that propose this round. Under a time limit, only as many as can be judged before the
@@ -270,7 +271,7 @@ class Campaign:
         per = self.median_evaluation_s()
         if self._limit_at is None or not per or not active:
             return active
-        left = self._limit_at - time.monotonic() - self.finals_reserve_s() - self._proposing_s
+        left = self._limit_at - time.monotonic() - self.finals_reserve_s(per) - self._proposing_s
         fit = max(1, int(left / per)) * max(1, len(self.executor.devices))
         start = (self.round - 1) % len(active)
         return (active[start:] + active[:start])[:fit]
@@ -578,9 +579,10 @@ class Campaign:
             return StopReason.TIME_LIMIT
         if self.budget_left() <= 0:
             return StopReason.BUDGET
-        if (self._limit_at is not None and time.monotonic() + self._proposing_s + self.median_evaluation_s()
-                + self.finals_reserve_s() >= self._limit_at):
-            return StopReason.TIME_LIMIT  # no proposal would be judged before the final timings' reserve
+        if self._limit_at is not None:
+            median_s = self.median_evaluation_s()
+            if time.monotonic() + self._proposing_s + median_s + self.finals_reserve_s(median_s) >= self._limit_at:
+                return StopReason.TIME_LIMIT  # no proposal would be judged before the final timings' reserve
         if not self._active():
             return StopReason.ALL_RETIRED
         if self.options.max_cost is not None and self.spent_usd() >= self.options.max_cost:

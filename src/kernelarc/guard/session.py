@@ -346,11 +346,11 @@ class Session:
         # (a fresh side beside a warm reference side otherwise shows more bookkeeping).
         # The CPU takes CPU_WARMUP_CALLS and their median: one slow first call sized a fast candidate's
         # blocks at two calls, and the request's own overhead then read as 3 ms per call (a CI flake).
-        k = self.block_calls(uuid, 0.0)
-        warmup = max(self.settings.warmup, k) if self.on_cuda else CPU_WARMUP_CALLS
+        fit = self.block_calls(uuid, 0.0)  # on CUDA: the calls whose inputs the memory budget holds
+        warmup = max(self.settings.warmup, fit) if self.on_cuda else CPU_WARMUP_CALLS
         for side in (self.inc, self.cand):
             got, seconds = [], 0.0
-            for calls in warmup_requests(warmup, k if self.on_cuda else warmup):
+            for calls in warmup_requests(warmup, fit if self.on_cuda else warmup):
                 reply = self.ask(side, {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
                                         "seeds": [self.seeds.draw() for _ in range(calls)], "specs": specs,
                                         "capture": True}, workload=uuid)
@@ -361,7 +361,7 @@ class Session:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
         if self.on_cuda:
-            sync_end = self._device_pass(uuid, specs, times)
+            sync_end = self._device_pass(uuid, specs, fit, times)
         call_s = max(per_call_s.values())
         n = self.settings.timed_iterations(self.on_cuda, call_s=call_s)
         k = self.block_calls(uuid, call_s)
@@ -387,8 +387,8 @@ class Session:
         for b in range(n_blocks):
             yield from ((self.inc, b), (self.cand, b)) if b % 2 == 0 else ((self.cand, b), (self.inc, b))
 
-    def _device_pass(self, uuid: str, specs: list[dict], times: WorkloadTimes) -> dict[str, bool]:
-        n_blocks, per_block = device_blocks(self.settings.device_iterations, self.block_calls(uuid, 0.0))
+    def _device_pass(self, uuid: str, specs: list[dict], fit: int, times: WorkloadTimes) -> dict[str, bool]:
+        n_blocks, per_block = device_blocks(self.settings.device_iterations, fit)
         seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(n_blocks)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
