@@ -44,6 +44,10 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert best["wall_ms"] == pytest.approx(best["latency_ms"]) and best["device_ms"] is None  # no device time on the CPU
     guard = summary["guard"]
     assert guard["candidates_per_lock_minute"] > 0 and guard["median_wall_s"] > 0
+    # where the judging time went, summed over the agents' evaluations, costliest kind first
+    spent = list(guard["request_seconds"].values())
+    assert spent and [s for _, s in spent] == sorted((s for _, s in spent), reverse=True)
+    assert 0 < guard["request_seconds"]["candidate load"][0] <= guard["evaluations"]  # a static REJECT loads nothing
     # the winner was timed as a candidate, as an incumbent and in the finals: its spread is reported
     assert guard["consistency"]["candidates"] >= 1 and guard["consistency"]["median_spread"] >= 0
     verdicts = Counter(r.evaluation.verdict.value for r in open_store(mixed.run_dir).evaluations() if r.agent_id)

@@ -46,6 +46,13 @@ def test_honest_candidate_is_never_rejected(task_path, candidate_path):
     assert all(w.status is Status.PASSED and w.latency_ms > 0 and w.incumbent_ms > 0 for w in ev.workloads)
     assert all(w.iterations == FAST.cpu_iterations for w in ev.workloads)
     assert set(ev.stage_seconds) == STAGES
+    spent = ev.request_seconds  # where the stages' time went: every request the evaluation made, per side and kind
+    assert {"reference specs", "candidate load", "candidate warm", "candidate call", "reference check",
+            "candidate time/cpu", "reference time/cpu"} <= set(spent)
+    rounds = FAST.rounds * len(task.workloads)
+    assert spent["candidate call"][0] == rounds
+    assert spent["reference check"][0] > rounds  # on the CPU every timed call is checked too
+    assert sum(s for _, s in spent.values()) <= ev.wall_s
     assert ev.sol_ms is None and ev.sol_score is None  # no SOL figures from CPU timings
     assert ev.basis == "wall" and ev.wall_ms == pytest.approx(ev.latency_ms) and ev.device_ms is None
 

@@ -294,6 +294,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
                   "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
+                  "request_seconds": request_totals(evaluations),
                   "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
@@ -303,6 +304,17 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     plot_progress(series, run_dir / "progress.png", f"kernelarc: {task.name}",
                   winner=_plotted_winner(best, placed.get(leader.candidate_id)) if best else None)
     return summary
+
+
+def request_totals(evaluations: list[Evaluation]) -> dict[str, list[float]]:
+    """[requests, seconds] per side and kind of request over the evaluations, costliest first: where
+    judging time went in the campaign."""
+    totals: dict[str, list[float]] = {}
+    for e in evaluations:
+        for kind, (n, seconds) in e.request_seconds.items():
+            total = totals.setdefault(kind, [0, 0.0])
+            total[0], total[1] = total[0] + n, round(total[1] + seconds, 4)
+    return dict(sorted(totals.items(), key=lambda item: -item[1][1]))
 
 
 def _plotted_winner(best: dict, placed: tuple[int, float] | None) -> WinnerMark | None:
@@ -315,5 +327,5 @@ def _plotted_winner(best: dict, placed: tuple[int, float] | None) -> WinnerMark 
     return WinnerMark(order=placed[0], chained=placed[1], label=f"winner: {who}, {figure}")
 
 
-__all__ = ["Finals", "baseline_name", "faster_baseline", "final_measurements", "head_to_head", "tie_goes_to_leader",
+__all__ = ["Finals", "baseline_name", "faster_baseline", "final_measurements", "head_to_head", "request_totals", "tie_goes_to_leader",
            "timing_consistency", "write_outputs"]

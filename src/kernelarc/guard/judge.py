@@ -279,6 +279,7 @@ class Judge:
         log = (log_of or session.cand).process.log_tail()
         return {"device": _device_name(device), "wall_s": time.monotonic() - started, "log_tail": log,
                 "stage_seconds": {k: round(v, 4) for k, v in session.stage_seconds.items()},
+                "request_seconds": {k: (int(n), round(s, 4)) for k, (n, s) in session.request_seconds.items()},
                 "compile_s": session.compile_s}
 
     def _failed(self, session: Session, f: Failure, device: str, started: float) -> Evaluation:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -157,12 +158,13 @@ class Session:
         self.input_bytes: dict[str, int] = {}
         self.workload_errors: dict[str, tuple[float, float]] = {}
         self.stage_seconds: dict[str, float] = {}
+        self.request_seconds: dict[str, list[float]] = {}
+        """Judge-clocked [requests, seconds] per side and request kind (`candidate time/device`): where an
+        evaluation's time went, finer than its stages (issue 15's fast judging)."""
         self.compile_s: float | None = None
 
     # -- requests ----------------------------------------------------------------------------------
     def enter(self, stage: str, limit_s: float) -> None:
-        import time
-
         if self.cutoff is not None and stage != "done":
             self.cutoff.check()
         now = time.monotonic()
@@ -180,12 +182,17 @@ class Session:
             Failure: the evaluation ends with a status.
             EvaluationCut: the caller's cutoff passed (no status: nobody's failure).
         """
+        started = time.monotonic()
         try:
             reply = side.process.request(header, deadline=self.deadline, cutoff=self.cutoff)
         except SideFailure as f:
             if f.kind == "cut":
                 raise EvaluationCut(f.detail) from None
             raise self._side_failure(side, f, workload) from None
+        finally:
+            kind = f"{side.role} {header.get('op')}" + (f"/{header['mode']}" if "mode" in header else "")
+            spent = self.request_seconds.setdefault(kind, [0, 0.0])
+            spent[0], spent[1] = spent[0] + 1, spent[1] + time.monotonic() - started
         h = reply.header
         if h.get("ok") is True:
             return reply

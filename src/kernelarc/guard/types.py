@@ -155,6 +155,9 @@ class Evaluation(Frozen):
     """Seconds the whole evaluation took."""
     stage_seconds: dict[str, float] = Field(default_factory=dict)
     """Seconds the worker spent per stage (reference, compile, correctness, timing)."""
+    request_seconds: dict[str, tuple[int, float]] = Field(default_factory=dict)
+    """Requests and seconds per side and kind of request (`candidate time/device`), judge-clocked: where the
+    stages' time went."""
     log_tail: str = ""
     """The end of the worker's stdout/stderr (compiler errors, tracebacks), trimmed."""
     static_rule: str | None = None
