@@ -123,3 +123,71 @@ def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
     assert ev.stage_seconds["compile"] < built_s / 3, (built_s, ev.stage_seconds)
     plain = candidate_from_source(source.replace("class Model(", "class ModelNew("), analysis.task)
     assert not Judge(analysis.task, build_cache=BuildCache(tmp_path / "other")).prebuild(plain)  # nothing to build
+
+
+def _compiled(folder: Path, *files: str) -> None:
+    for name in files:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(name)
+
+
+def test_compiler_caches_go_back_only_to_the_code_that_made_them(tmp_path):
+    cache = BuildCache(tmp_path / "cache")
+    incumbent = _candidate()
+    candidate = candidate_from_source(incumbent.source.replace("torch.relu(x)", "torch.relu(x) * 1.0"), TASK)
+    side = tmp_path / "side"
+    _compiled(side, "inductor/fxgraph/ab/entry", "triton/XYZ/kernel.cubin")
+    assert cache.keep_compiled(side, incumbent)
+    fresh, other = tmp_path / "fresh", tmp_path / "other"
+    fresh.mkdir()
+    other.mkdir()
+    assert cache.restore_compiled(fresh, incumbent) == 2 and (fresh / "triton" / "XYZ" / "kernel.cubin").is_file()
+    assert cache.restore_compiled(other, candidate) == 0 and not any(other.iterdir())  # another's caches never
+    # kept again only when the side compiled more than it was given (a later workload's kernels)
+    assert not cache.keep_compiled(fresh, incumbent)
+    _compiled(fresh, "triton/UVW/kernel.cubin")
+    assert cache.keep_compiled(fresh, incumbent)
+    assert cache.restore_compiled(tmp_path / "third", incumbent) == 3
+    assert not cache.keep_compiled(tmp_path / "empty", candidate)  # nothing compiled, nothing kept
+
+
+def test_compiler_caches_over_the_cap_are_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("kernelarc.guard.build_cache.COMPILED_CAP_BYTES", 10)
+    side = tmp_path / "side"
+    _compiled(side, "inductor/a_file_longer_than_ten_bytes")
+    cache = BuildCache(tmp_path / "cache")
+    assert not cache.keep_compiled(side, _candidate()) and cache.restore_compiled(tmp_path / "fresh", _candidate()) == 0
+
+
+COMPILED_CANDIDATE = '''import torch
+import torch.nn as nn
+from torch._dynamo.utils import counters
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = torch.compile(torch.relu)
+
+    def forward(self, x):
+        y = self.relu(x)
+        print("graph cache hits", counters["inductor"]["fxgraph_cache_hit"], flush=True)
+        return y
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+def test_a_compiled_candidate_finds_its_graph_in_the_next_evaluation(tmp_path):
+    """Judged twice in one campaign, torch.compile code compiles once: the second evaluation's side gets
+    the Triton and Inductor caches the first one filled, and Inductor's graph cache hits (its own counter,
+    printed by the candidate into the side's log)."""
+    compiled = candidate_from_source(COMPILED_CANDIDATE, TASK)
+    settings = GuardSettings(rounds=1, cpu_iterations=3, warmup=1)
+    with Judge(TASK, build_cache=BuildCache(tmp_path / "cache")) as judge:
+        first = judge.evaluate(compiled, device="cpu", settings=settings)
+        assert first.correct, first.reason + first.log_tail
+        assert "graph cache hits 0" in first.log_tail
+        second = judge.evaluate(compiled, device="cpu", settings=settings)
+    assert second.correct, second.reason
+    assert "graph cache hits 1" in second.log_tail and "graph cache hits 0" not in second.log_tail

@@ -40,27 +40,29 @@ def test_side_env_keeps_only_the_allow_list(tmp_path, monkeypatch, parent_secret
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("SOME_RANDOM_SETTING", "1")
     monkeypatch.setenv("TEARDOWN_CUPTI", "1")
-    env = side_env(tmp_path, "cpu")
+    env = side_env(tmp_path, "cpu", tmp_path / "compiled")
     assert env["PATH"] == "/usr/bin:/bin" and env["TEARDOWN_CUPTI"] == "1"  # a user's CUPTI choice reaches the side
     assert not set(SECRETS) & set(env) and "SOME_RANDOM_SETTING" not in env
     assert all(value not in env.values() for value in SECRETS.values())
-    assert all(env[k].startswith(str(tmp_path)) for k in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"))
+    assert all(env[k].startswith(str(tmp_path)) for k in ("HOME", "TMPDIR"))
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "compiled" / "triton")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "compiled" / "inductor")  # never /tmp, shared by all
     assert env["TORCH_EXTENSIONS_DIR"] == str(sandbox.EXTENSIONS_INSIDE)
-    private = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"}
+    private = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_EXTENSIONS_DIR"}
     assert set(env) <= set(ENV_ALLOWLIST) | private | {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "TRITON_INTERPRET"}
 
 
 def test_cuda_sides_tear_cupti_down_unless_the_user_chose(tmp_path, monkeypatch):
     monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
-    assert side_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "1"
-    assert "TEARDOWN_CUPTI" not in side_env(tmp_path, "cpu")
+    assert side_env(tmp_path, "cuda:0", tmp_path / "compiled")["TEARDOWN_CUPTI"] == "1"
+    assert "TEARDOWN_CUPTI" not in side_env(tmp_path, "cpu", tmp_path / "compiled")
     monkeypatch.setenv("TEARDOWN_CUPTI", "0")
-    assert side_env(tmp_path, "cuda:0")["TEARDOWN_CUPTI"] == "0"
+    assert side_env(tmp_path, "cuda:0", tmp_path / "compiled")["TEARDOWN_CUPTI"] == "0"
 
 
 def test_triton_interprets_only_on_the_cpu(tmp_path):
-    assert side_env(tmp_path, "cpu")["TRITON_INTERPRET"] == "1"
-    assert "TRITON_INTERPRET" not in side_env(tmp_path, "cuda:0")
+    assert side_env(tmp_path, "cpu", tmp_path / "compiled")["TRITON_INTERPRET"] == "1"
+    assert "TRITON_INTERPRET" not in side_env(tmp_path, "cuda:0", tmp_path / "compiled")
 
 
 def test_secret_probe_fails_where_keys_are_visible(parent_secrets):

@@ -1,4 +1,4 @@
-"""Built torch extensions kept across a campaign's evaluations, so a C++ or CUDA candidate compiles once.
+"""Built torch extensions and compiler caches kept across a campaign's evaluations, so a candidate compiles once.
 
 A candidate built with `load_inline` would otherwise pay its build in every evaluation it takes part
 in: as the candidate, again each time it is the incumbent, and again in the final measurements (22 s
@@ -10,9 +10,17 @@ sandbox (sandbox.EXTENSIONS_INSIDE), bound to a host folder of its own, so a bui
 side's folder into another's is found up to date. (Without a sandbox the paths differ, and a kept
 build is rebuilt.)
 
+The same holds for Triton's and Inductor's caches (a side's `compiled` folder, at one fixed path
+inside every sandbox): a torch.compile baseline, the seed or a Triton candidate compiles and autotunes
+again in every evaluation it takes part in (5-20 s per evaluation at KernelBench's sizes on the H200,
+docs/benchmarks.md), and with the caches kept the next evaluation of the same code finds its kernels,
+its autotuning choices and Inductor's compiled graph. Same code, same cache, so the same configuration
+is timed each time, which a fresh autotune need not pick.
+
 Untrusted code made these builds. The rules keep one candidate from planting a build that another
-would load: builds are kept under the candidate that was judged, only directories named, as a word,
-in its own source and holding a library; and a side gets only the builds of the code it runs.
+would load: builds and caches are kept under the candidate that was judged (extension builds only in
+directories named, as a word, in its own source and holding a library); and a side gets only the
+builds and caches of the code it runs.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ import os
 import re
 import shutil
 from pathlib import Path
+
+COMPILED_CAP_BYTES = 1 << 30
+"""A side's compiler caches larger than this are not kept (copying them would cost what they save)."""
 
 from kernelarc.guard import sandbox
 from kernelarc.guard.candidate import Candidate
@@ -72,6 +83,43 @@ class BuildCache:
         except OSError:  # nor one that cannot be written
             pass
         return kept
+
+    def restore_compiled(self, compiled: Path, candidate: Candidate) -> int:
+        """Copy the compiler caches kept for `candidate` into a side's `compiled` folder; the files restored."""
+        kept = self.root / "kept" / candidate.hash / "compiled"
+        try:
+            if not kept.is_dir():
+                return 0
+            shutil.copytree(kept, compiled, symlinks=True, dirs_exist_ok=True)
+            paths = [compiled, *compiled.rglob("*")]
+            if sandbox.needs_owner_change():  # the side runs as nobody and writes to its caches
+                for path in paths:
+                    os.chown(path, sandbox.NOBODY, sandbox.NOBODY, follow_symlinks=False)
+        except OSError:
+            return 0
+        return sum(1 for p in paths if p.is_file())
+
+    def keep_compiled(self, compiled: Path, candidate: Candidate) -> bool:
+        """Keep what the side's compilers cached, when it holds more files than the copy kept for this
+        candidate (a side restored from the kept copy holds all of it, plus what it compiled since)."""
+        target = self.root / "kept" / candidate.hash / "compiled"
+        try:
+            files = [p for p in compiled.rglob("*") if p.is_file() and not p.is_symlink()]
+            if not files or sum(p.stat().st_size for p in files) > COMPILED_CAP_BYTES:
+                return False
+            if target.is_dir() and sum(1 for p in target.rglob("*") if p.is_file()) >= len(files):
+                return False
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".compiled.{os.getpid()}.{id(compiled)}")
+            shutil.copytree(compiled, partial, symlinks=True)
+            old = target.with_name(f".old.{os.getpid()}.{id(compiled)}")
+            if target.exists():
+                os.replace(target, old)
+            os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
+            shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            return False
+        return True
 
 
 __all__ = ["BuildCache"]

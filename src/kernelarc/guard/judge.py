@@ -257,6 +257,9 @@ class Judge:
         finally:
             if self.build_cache is not None:
                 self.build_cache.keep(cand.extensions, candidate, restored)
+                for side, code in ((cand, candidate), (inc, incumbent)):
+                    if side is not None and code is not None:
+                        self.build_cache.keep_compiled(side.compiled, code)
             cand.close()
             if inc is not None:
                 inc.close()
@@ -271,8 +274,10 @@ class Judge:
         if self.build_cache is None:
             return set()
         restored = self.build_cache.restore(cand.extensions, candidate)
+        self.build_cache.restore_compiled(cand.compiled, candidate)
         if inc is not None and incumbent is not None:
             self.build_cache.restore(inc.extensions, incumbent)
+            self.build_cache.restore_compiled(inc.compiled, incumbent)
         return restored
 
     def _common(self, session: Session, device: str, started: float, log_of=None) -> dict:

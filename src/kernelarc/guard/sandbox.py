@@ -11,8 +11,8 @@ root-only files stay unreadable even through the read-only view.
 
 The policy: the whole file system read-only; home directories, /tmp, /run and the caller's private
 paths (run directory, memory database) replaced by empty tmpfs; the Python installation and the
-kernelarc sources bound back read-only; the scratch directory and the extension build directory
-writable; /dev minimal plus, on CUDA, only the control nodes and the assigned GPU. Memory and CPU
+kernelarc sources bound back read-only; the scratch directory, the extension build directory and
+the compiler caches' directory writable; /dev minimal plus, on CUDA, only the control nodes and the assigned GPU. Memory and CPU
 time are capped (RLIMIT_AS on the CPU, where no driver reserves address space; the judge watches
 resident memory on CUDA, where it must not). Imports without torch.
 """
@@ -32,6 +32,9 @@ NOBODY = 65534
 EXTENSIONS_INSIDE = Path("/tmp/kernelarc-extensions")
 """Where a side builds torch extensions, inside every sandbox: one fixed path, so a build copied
 from one evaluation into another is found up to date (torch's build files hold absolute paths)."""
+COMPILED_INSIDE = Path("/tmp/kernelarc-compiled")
+"""Where a side's Triton and Inductor caches live, inside every sandbox: one fixed path, so a cache kept
+from one evaluation of a candidate is found again by the next (guard/build_cache.py)."""
 HIDDEN_BY_DEFAULT = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/mnt", "/media", "/srv")
 NVIDIA_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 UNSAFE_FLAG = "--unsafe-no-sandbox"
@@ -143,7 +146,7 @@ def _python_paths() -> list[str]:
 
 
 def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None, device: str,
-                  extensions: Path | None = None) -> list[str]:
+                  extensions: Path | None = None, compiled: Path | None = None) -> list[str]:
     args = [binary, "--die-with-parent", "--new-session", "--unshare-all", "--ro-bind", "/", "/",
             "--dev", "/dev", "--proc", "/proc"]
     for hidden in (*HIDDEN_BY_DEFAULT, *policy_hidden):
@@ -160,15 +163,17 @@ def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None
         args += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
     if extensions is not None:
         args += ["--bind", str(extensions), str(EXTENSIONS_INSIDE)]
+    if compiled is not None:
+        args += ["--bind", str(compiled), str(COMPILED_INSIDE)]
     return args
 
 
 def sandbox_command(argv: list[str], *, policy: SandboxPolicy, scratch: Path, device: str,
-                    extensions: Path | None, env: dict[str, str]) -> list[str]:
+                    extensions: Path | None, env: dict[str, str], compiled: Path | None = None) -> list[str]:
     """The command line that runs `argv` in the sandbox, with exactly `env` as its environment."""
     binary = policy.bwrap or shutil.which("bwrap") or "bwrap"
     args = _bwrap_prefix(binary, [str(p) for p in policy.hidden], scratch=scratch, device=device,
-                         extensions=extensions)
+                         extensions=extensions, compiled=compiled)
     args.append("--clearenv")
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
@@ -188,4 +193,4 @@ def limits(policy: SandboxPolicy, device: str):
 
 
 __all__ = ["SandboxPolicy", "SandboxUnavailable", "probe", "sandbox_command", "limits", "gpu_nodes",
-           "needs_owner_change", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]
+           "needs_owner_change", "COMPILED_INSIDE", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]

@@ -67,13 +67,15 @@ class Reply:
     """Wall seconds on the judge's clock, from sending the request to the reply's last byte."""
 
 
-def side_env(scratch: Path, device: str) -> dict[str, str]:
-    """The allow-listed environment of a side, with private caches inside `scratch`."""
+def side_env(scratch: Path, device: str, compiled: Path) -> dict[str, str]:
+    """The allow-listed environment of a side, with private caches inside `scratch`, Triton's and
+    Inductor's in `compiled` (the path the side sees)."""
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWLIST}
     src_root = str(Path(__file__).resolve().parents[2])  # so `-m kernelarc.guard.side` resolves uninstalled
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
     env.update(HOME=str(scratch), TMPDIR=str(scratch / "tmp"), PYTHONDONTWRITEBYTECODE="1",
-               TRITON_CACHE_DIR=str(scratch / "triton"), TORCH_EXTENSIONS_DIR=str(sandbox.EXTENSIONS_INSIDE),
+               TRITON_CACHE_DIR=str(compiled / "triton"), TORCHINDUCTOR_CACHE_DIR=str(compiled / "inductor"),
+               TORCH_EXTENSIONS_DIR=str(sandbox.EXTENSIONS_INSIDE),
                PYTHONUNBUFFERED="1")
     if "TORCH_CUDA_ARCH_LIST" not in env and (archs := cuda_arch_list()):
         # The same build flags in every side, a GPU-less one included: a build made ahead (Judge.prebuild)
@@ -114,8 +116,12 @@ class SideProcess:
         self.extensions = self.scratch / "extensions"
         """Host folder seen inside as sandbox.EXTENSIONS_INSIDE: the judge copies kept builds in."""
         self.extensions.mkdir()
+        self.compiled = self.scratch / "compiled"
+        """Host folder of the side's Triton and Inductor caches, seen inside as sandbox.COMPILED_INSIDE: the
+        judge copies in what the same code compiled in an earlier evaluation (guard/build_cache.py)."""
+        self.compiled.mkdir()
         if sandbox.needs_owner_change():
-            for path in (self.scratch, self.scratch / "tmp", self.extensions):
+            for path in (self.scratch, self.scratch / "tmp", self.extensions, self.compiled):
                 os.chown(path, sandbox.NOBODY, sandbox.NOBODY)
         self._log_fd = os.open(self._log_path(), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         cmd_r, self._cmd_w = os.pipe()
@@ -125,10 +131,10 @@ class SideProcess:
         self.mailbox = os.memfd_create("kernelarc-mailbox", 0)
         """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
         argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
-        env = side_env(self.scratch, device)
+        env = side_env(self.scratch, device, sandbox.COMPILED_INSIDE if sandboxed else self.compiled)
         if sandboxed:
             argv = sandbox.sandbox_command(argv, policy=policy, scratch=self.scratch, device=device,
-                                           extensions=self.extensions, env=env)
+                                           extensions=self.extensions, compiled=self.compiled, env=env)
         else:
             env["TORCH_EXTENSIONS_DIR"] = str(self.extensions)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
