@@ -144,3 +144,58 @@ def test_a_cuda_device_keeps_two_idle_sides_and_hands_out_the_oldest():
     older.close(grace_s=0)
     pool.close()
     assert newer.proc.wait(timeout=10) is not None
+
+
+TREE = """
+import subprocess, sys, threading, time
+def spawn():  # a grandchild forked from a thread other than the main one
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+threading.Thread(target=spawn).start()
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def _settled(condition, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_sides_whole_tree_is_found_and_frozen(tmp_path):
+    """The tree walk through /proc children lists finds what a scan of all of /proc finds, grandchildren
+    forked from other threads included; freezing stops each of them and thawing lets each go."""
+    import subprocess
+    import sys
+
+    from kernelarc.guard.sides import _descendants_by_scan, descendants
+
+    root = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert root.stdout.readline().strip() == b"ready"
+        deadline = time.monotonic() + 10
+        while len(_descendants_by_scan(root.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tree = sorted(_descendants_by_scan(root.pid))
+        assert len(tree) == 3 and sorted(descendants(root.pid)) == tree
+        side = SideProcess.__new__(SideProcess)  # only its freeze and thaw, around a process of our own
+        side.proc, side._frozen = root, set()
+        side.freeze()
+        assert _settled(lambda: {_state(p) for p in tree} == {"T"})  # a stop signal lands within microseconds
+        side.thaw()
+        assert _settled(lambda: "T" not in {_state(p) for p in tree})
+    finally:
+        import os
+        import signal
+
+        os.killpg(root.pid, signal.SIGKILL)
+        root.wait()

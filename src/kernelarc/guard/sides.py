@@ -278,7 +278,36 @@ def _signal_name(number: int) -> str:
 
 
 def descendants(pid: int) -> list[int]:
-    """`pid` and every process below it, seen from this PID namespace (from /proc)."""
+    """`pid` and every process below it, seen from this PID namespace.
+
+    Walks the tree through each thread's /proc `children` list: a few reads per process of the side,
+    where a scan of all of /proc costs milliseconds on a busy machine and the judge walks a side's tree
+    around every timed request (about 9 ms of the guard's time per request on the H200, 2026-12-02).
+    Falls back to the scan where the kernel has no `children` lists."""
+    if not _CHILDREN_LISTS:
+        return _descendants_by_scan(pid)
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            threads = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{p}/task/{thread}/children", "rb") as f:
+                    todo.extend(int(child) for child in f.read().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+_CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+"""Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN)."""
+
+
+def _descendants_by_scan(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
