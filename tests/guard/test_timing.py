@@ -3,6 +3,9 @@ attributed to calls from a profiler trace (the CUDA paths themselves run on the 
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from kernelarc.guard.samples import Samples
@@ -148,3 +151,46 @@ def test_the_warm_up_stages_at_most_one_block_of_inputs_per_request():
     assert warmup_requests(10, 4) == [4, 4, 2]
     assert warmup_requests(3, 3) == [3]  # the CPU's warm-up: one request
     assert sum(warmup_requests(50, 7)) == 50 and max(warmup_requests(50, 7)) == 7
+
+
+class _Process:
+    def __init__(self, log: list, name: str):
+        self.log, self.name = log, name
+
+    def freeze(self):
+        self.log.append(f"freeze {self.name}")
+
+    def thaw(self):
+        self.log.append(f"thaw {self.name}")
+
+
+def _session_with(log: list):
+    from kernelarc.guard.session import Seeds, Session
+    from kernelarc.guard.settings import GuardSettings
+    from kernelarc.task.loader import load_task
+
+    task = load_task(Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "relu_tiny.py")
+    return Session(task, device="cuda:0", settings=GuardSettings(), seeds=Seeds(random.Random(0)),
+                   reference=_Process(log, "reference"), candidate=_Process(log, "candidate"),
+                   incumbent=_Process(log, "incumbent"))
+
+
+def test_timed_sides_take_turns_and_all_run_again_after_the_pass():
+    """While one side's block is timed the other untrusted side is stopped (the reference never is); a side
+    keeps its turn over the ABBA order's consecutive blocks, and a pass that fails still thaws every side."""
+    log: list[str] = []
+    session = _session_with(log)
+    with session.turns() as turn:
+        for side, _ in session._pairs(4):  # inc cand | cand inc | inc cand | cand inc
+            turn(side)
+            log.append(f"time {side.role}")
+    assert log == ["freeze candidate", "time incumbent", "thaw candidate", "freeze incumbent", "time candidate",
+                   "time candidate", "thaw incumbent", "freeze candidate", "time incumbent", "time incumbent",
+                   "thaw candidate", "freeze incumbent", "time candidate", "time candidate", "thaw incumbent",
+                   "freeze candidate", "time incumbent", "thaw candidate"]
+    assert session.request_seconds["candidate turn"][0] == 2 and session.request_seconds["incumbent turn"][0] == 3
+    log.clear()
+    with pytest.raises(RuntimeError), session.turns() as turn:
+        turn(session.cand)
+        raise RuntimeError("a failed block")
+    assert log == ["freeze incumbent", "thaw incumbent"]

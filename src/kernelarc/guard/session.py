@@ -159,8 +159,9 @@ class Session:
         self.workload_errors: dict[str, tuple[float, float]] = {}
         self.stage_seconds: dict[str, float] = {}
         self.request_seconds: dict[str, list[float]] = {}
-        """Judge-clocked [requests, seconds] per side and request kind (`candidate time/device`): where an
-        evaluation's time went, finer than its stages (issue 15's fast judging)."""
+        """Judge-clocked [requests, seconds] per side and request kind (`candidate time/device`), and the
+        judge's own work of giving a side its turn on the device (`candidate turn`): where an evaluation's
+        time went, finer than its stages (issue 15's fast judging)."""
         self.compile_s: float | None = None
 
     # -- requests ----------------------------------------------------------------------------------
@@ -190,9 +191,8 @@ class Session:
                 raise EvaluationCut(f.detail) from None
             raise self._side_failure(side, f, workload) from None
         finally:
-            kind = f"{side.role} {header.get('op')}" + (f"/{header['mode']}" if "mode" in header else "")
-            spent = self.request_seconds.setdefault(kind, [0, 0.0])
-            spent[0], spent[1] = spent[0] + 1, spent[1] + time.monotonic() - started
+            self._count(f"{side.role} {header.get('op')}" + (f"/{header['mode']}" if "mode" in header else ""),
+                        time.monotonic() - started)
         h = reply.header
         if h.get("ok") is True:
             return reply
@@ -378,16 +378,35 @@ class Session:
         return times
 
     @contextmanager
-    def alone(self, side: Side):
-        """While `side` is timed, every other side that runs untrusted code is stopped (guard/sides.py)."""
-        others = [s.process for s in (self.inc, self.cand) if s is not side and s is not self.ref]
-        for other in others:
-            other.freeze()
+    def turns(self):
+        """For one timing pass: `turn(side)` before each block gives `side` the device, every other side
+        that runs untrusted code stopped (guard/sides.py). A side keeps its turn over consecutive blocks
+        (the ABBA order puts two at every boundary), so the judge stops and walks the others' process
+        trees half as often; every side runs again when the pass ends, however it ends."""
+        stopped: list[Side] = []
+        holder: list[Side] = []
+
+        def turn(side: Side) -> None:
+            if holder and holder[0] is side:
+                return
+            started = time.monotonic()
+            for other in stopped:
+                other.process.thaw()
+            stopped[:] = [s for s in (self.inc, self.cand) if s is not side and s is not self.ref]
+            for other in stopped:
+                other.process.freeze()
+            holder[:] = [side]
+            self._count(f"{side.role} turn", time.monotonic() - started)
+
         try:
-            yield
+            yield turn
         finally:
-            for other in others:
-                other.thaw()
+            for other in stopped:
+                other.process.thaw()
+
+    def _count(self, kind: str, seconds: float) -> None:
+        spent = self.request_seconds.setdefault(kind, [0, 0.0])
+        spent[0], spent[1] = spent[0] + 1, spent[1] + seconds
 
     def _pairs(self, n_blocks: int):
         """Block order ABBA...: (side, block index) with the incumbent first in even pairs."""
@@ -402,19 +421,20 @@ class Session:
         longest: list[float] = []
         side_streams = {self.inc.role: False, self.cand.role: False}
         totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
-        for side, b in self._pairs(n_blocks):
-            with self.alone(side):  # no output kept: the device pass audits nothing, and copies cost memory
+        with self.turns() as turn:
+            for side, b in self._pairs(n_blocks):
+                turn(side)  # no output kept: the device pass audits nothing, and copies cost memory
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
                                         "specs": specs, "capture": False}, workload=uuid)
-            block = self.parse(side, reply, TimeReply, uuid)
-            samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
-            kernels[side.role] += block.kernels
-            for name, (ms, count) in block.kernel_ms.items():
-                total = totals[side.role].setdefault(name, [0.0, 0.0])
-                total[0], total[1] = total[0] + ms, total[1] + count
-            if side is self.cand:
-                longest += block.longest_ms
-            side_streams[side.role] |= block.side_streams
+                block = self.parse(side, reply, TimeReply, uuid)
+                samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
+                kernels[side.role] += block.kernels
+                for name, (ms, count) in block.kernel_ms.items():
+                    total = totals[side.role].setdefault(name, [0.0, 0.0])
+                    total[0], total[1] = total[0] + ms, total[1] + count
+                if side is self.cand:
+                    longest += block.longest_ms
+                side_streams[side.role] |= block.side_streams
         if not any(kernels[self.cand.role]):
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate launched no GPU kernel in "
                                          f"{len(kernels[self.cand.role])} profiled calls", uuid)
@@ -433,26 +453,27 @@ class Session:
         reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
-        for side, b in self._pairs(n_blocks):
-            # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
-            # outputs and inputs come back inside the timed request, and the candidate's are all checked.
-            request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
-                       "specs": specs, "sync_end": sync_end[side.role], "capture": True,
-                       "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
-            with self.alone(side):
+        with self.turns() as turn:
+            for side, b in self._pairs(n_blocks):
+                # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
+                # outputs and inputs come back inside the timed request, and the candidate's are all checked.
+                request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
+                           "specs": specs, "sync_end": sync_end[side.role], "capture": True,
+                           "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
+                turn(side)
                 reply = self.ask(side, request, workload=uuid)
-            block = self.parse(side, reply, TimeReply, uuid)
-            got = self._samples(side, block, reply.seconds, k, uuid)
-            reported[side.role] += got
-            judged[side.role].append(1000.0 * reply.seconds / k)
-            residual[side.role].append(1000.0 * reply.seconds / k - sum(got) / k)
-            if side is self.cand and not self.on_cuda:
-                self._check_block(uuid, seeds[b], block)
-            elif side is self.cand:
-                for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
-                    fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
-                    self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
-                               "an audited timed call", audit=True)
+                block = self.parse(side, reply, TimeReply, uuid)
+                got = self._samples(side, block, reply.seconds, k, uuid)
+                reported[side.role] += got
+                judged[side.role].append(1000.0 * reply.seconds / k)
+                residual[side.role].append(1000.0 * reply.seconds / k - sum(got) / k)
+                if side is self.cand and not self.on_cuda:
+                    self._check_block(uuid, seeds[b], block)
+                elif side is self.cand:
+                    for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
+                        fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
+                        self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
+                                   "an audited timed call", audit=True)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
         if self.on_cuda:

@@ -4,13 +4,15 @@ other op is replayed as the reference computes it, and the result matches the re
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
 from kernelarc.agents.builtin.moves import families_for, get_family
 from kernelarc.agents.builtin.moves.triton_pointwise_regions import find_regions
 
-from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference, compile_for_hopper, jit_function, load_generated
+from .triton_harness import analysis_for, assert_guard_passes, assert_matches_reference, hopper_ptx, load_generated
 
 FAMILY = "triton_pointwise_regions"
 
@@ -68,31 +70,41 @@ def test_a_scalar_region_after_a_full_reduction_is_written(tmp_path):
 
 
 def test_the_kernel_indexes_in_64_bits_only_where_an_offset_may_pass_2_31():
-    from kernelarc.agents.builtin.moves.triton_pointwise_regions import WIDE
+    import math
 
-    helpers: dict = {}
-    exec(WIDE, helpers)  # the host helper every generated module carries
-    wide = helpers["_wide"]
-    assert not wide(torch.empty(4096, 4096))
+    import triton
+
+    from kernelarc.agents.builtin.moves.triton_pointwise_regions import PLAN
+
+    helpers: dict = {"torch": torch, "math": math, "triton": triton}
+    exec(PLAN, helpers)  # the host helper every generated module carries
+    plan = helpers["_region_plan"]
+
+    def index_64(*tensors):
+        return plan(tensors, 1024)[4]
+
+    assert not index_64(torch.empty(4096, 4096), torch.empty(4096, 1))
     big = torch.empty(2**31, device="meta")  # 8 GiB of fp32, without the memory
-    assert wide(big) and wide(big[:16])  # a small view of a big storage may still address far
-    assert not wide(torch.empty(2**30, dtype=torch.float16, device="meta")[:16].expand(4, 16))
+    assert index_64(big) and not index_64(big[:16])  # offsets run over the view, not its storage
+    assert index_64(torch.empty(2, 2**31, device="meta")[:, :16].t())  # 16 x 2 elements, the last 2**31 + 15 away
+    assert not index_64(torch.empty(2**30, dtype=torch.float16, device="meta")[:16].expand(4, 16))
+    shape, n, strides, flat, _, grid = plan((torch.empty(8, 1), torch.empty(8, 4)), 16)
+    assert (shape, n, strides, flat, grid) == ((8, 4), 32, (1, 0, 4, 1), (False, True), (2,))
     analysis = analysis_for("builtin_conv_pointwise_tail")  # broadcast operands: the strided path runs
     source = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0]).source
     assert source.count("INDEX_64=index_64") == source.count("@triton.jit") and "if INDEX_64:" in source
+    assert source.count("_region_plan((") == source.count("@triton.jit")  # once per layout, not per call
 
 
 @pytest.mark.slow
 def test_the_kernels_compile_for_the_h200_and_index_in_32_bits_unless_told(tmp_path):
     pytest.importorskip("triton.backends.nvidia")
     analysis = analysis_for("builtin_conv_pointwise_tail")
-    move = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0])
-    module = load_generated(move.source, tmp_path)
-    kernels = [jit_function(k) for name, k in vars(module).items()
-               if name.startswith("_pointwise_region_") and not name.endswith("_call")]
+    source = get_family(FAMILY).render(analysis, get_family(FAMILY).space(analysis)[0]).source
+    kernels = re.findall(r"@triton.jit\ndef (\w+)\((.*?)\):", source, re.S)
     assert kernels
-    for kernel in kernels:
-        strided = {p.name: False for p in kernel.params if p.name.endswith("_FLAT")}  # the indexed path
-        for index_64 in (False, True):
-            ptx = compile_for_hopper(kernel, {**strided, "INDEX_64": index_64, "BLOCK_SIZE": 1024}).asm["ptx"]
-            assert ("div.s64" in ptx or "rem.s64" in ptx) is index_64, kernel.__name__
+    jobs = [(name, {**{flat: False for flat in re.findall(r"(\w+_FLAT): tl.constexpr", params)},  # the indexed path
+                    "INDEX_64": index_64, "BLOCK_SIZE": 1024})
+            for name, params in kernels for index_64 in (False, True)]
+    for (name, constexprs), ptx in zip(jobs, hopper_ptx(source, tmp_path, jobs)):
+        assert ("div.s64" in ptx or "rem.s64" in ptx) is constexprs["INDEX_64"], name

@@ -9,6 +9,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -80,23 +84,37 @@ def assert_guard_passes(move: Move, analysis: TaskAnalysis) -> None:
     assert result.verdict is not Verdict.REJECT, f"{result.status}: {result.reason}\n{result.log_tail}"
 
 
-def jit_function(kernel):
-    """The compilable form of a generated kernel: under TRITON_INTERPRET=1 (the tests') `@triton.jit`
-    gives an interpreted function instead."""
-    from triton.runtime.jit import JITFunction
-
-    return kernel if isinstance(kernel, JITFunction) else JITFunction(kernel.fn)
-
-
-def compile_for_hopper(kernel, constexprs: dict, pointer_dtype: str = "*fp32"):
-    """`kernel` (a generated @triton.jit function) compiled for sm_90, the H200's architecture, by
-    Triton's own compiler and bundled ptxas, with no GPU: integer arguments typed i32, pointers
-    `pointer_dtype`. Catches what the interpreter cannot: code that does not compile for the card."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    kernel = jit_function(kernel)
+HOPPER_COMPILE = """
+import importlib.util, json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+spec = importlib.util.spec_from_file_location("generated", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+ptx = []
+for name, constexprs, pointer_dtype in json.loads(sys.argv[2]):
+    kernel = getattr(module, name)
     signature = {p.name: "constexpr" if p.is_constexpr else pointer_dtype if p.name.endswith("_ptr") else "i32"
                  for p in kernel.params}
-    values = {(kernel.arg_names.index(name),): value for name, value in constexprs.items()}
-    return triton.compile(ASTSource(kernel, signature, constexprs=values), target=GPUTarget("cuda", 90, 32))
+    values = {(kernel.arg_names.index(k),): v for k, v in constexprs.items()}
+    compiled = triton.compile(ASTSource(kernel, signature, constexprs=values), target=GPUTarget("cuda", 90, 32))
+    ptx.append(compiled.asm["ptx"])
+print(json.dumps(ptx))
+"""
+
+
+def hopper_ptx(source: str, directory: Path, jobs: list[tuple[str, dict]], pointer_dtype: str = "*fp32") -> list[str]:
+    """The PTX of generated kernels compiled for sm_90, the H200's architecture, by Triton's own compiler
+    and bundled ptxas, with no GPU: one (kernel name, constexpr values) per job, integer arguments typed
+    i32, pointers `pointer_dtype`. Catches what the interpreter cannot: code that does not compile for the
+    card. In a process of its own without TRITON_INTERPRET: Triton's modules imported with the interpreter
+    on (the tests') do not compile, and a kernel rebuilt from an interpreted one failed on valid code."""
+    path = directory / f"compilable_{next(_counter)}.py"
+    path.write_text(source)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", HOPPER_COMPILE, str(path),
+                           json.dumps([(name, constexprs, pointer_dtype) for name, constexprs in jobs])],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
