@@ -199,3 +199,28 @@ def test_a_sides_whole_tree_is_found_and_frozen(tmp_path):
 
         os.killpg(root.pid, signal.SIGKILL)
         root.wait()
+
+
+def test_only_the_reference_starts_before_the_background_imports_end(relu_task):
+    """A CUDA side imports the compilers in a background thread: the reference (which never compiles)
+    sets up at once; a side about to load untrusted code, or to time anything, waits for the imports."""
+    import os
+    import threading
+
+    from kernelarc.guard import wire
+    from kernelarc.guard.side import Side
+
+    release = threading.Event()
+    warming = threading.Thread(target=release.wait, daemon=True)
+    warming.start()
+    side = Side("cpu", wire.Mailbox(os.memfd_create("test-mailbox")), warming=warming)
+    setup = {"op": "setup", "task": relu_task.model_dump(mode="json"), "definition": relu_task.definition}
+    side.op_setup({**setup, "role": "reference"})  # returns although the imports have not ended
+    assert warming.is_alive()
+    waiting = threading.Thread(target=side.op_setup, args=({**setup, "role": "candidate"},), daemon=True)
+    waiting.start()
+    waiting.join(0.5)
+    assert waiting.is_alive()  # the candidate's set-up waits
+    release.set()
+    waiting.join(10)
+    assert not waiting.is_alive() and side._warming is None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -64,10 +65,12 @@ def one_line(exc: BaseException) -> str:
 class Side:
     """The state of one side process: the task made callable, the loaded code, staged inputs, captures."""
 
-    def __init__(self, device: str, mailbox: wire.Mailbox):
+    def __init__(self, device: str, mailbox: wire.Mailbox, warming: threading.Thread | None = None):
         import torch
 
         self.torch = torch
+        self._warming = warming
+        """The compilers' imports still running in the background (`import_compilers`), or None."""
         self.mailbox = mailbox
         self.device = torch.device(device)
         self.on_cuda = self.device.type == "cuda"
@@ -132,11 +135,21 @@ class Side:
             self._flush = L2Flusher(self.device)
         return self._flush
 
+    def settle(self) -> None:
+        """Wait for the background imports: before untrusted code loads (two threads importing one package
+        can meet in a cycle, and Python then hands one of them a half-initialized module) and before
+        anything is timed (an import holds the interpreter's lock)."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+
     # -- requests --------------------------------------------------------------------------------
     def op_setup(self, h: dict) -> dict:
         from kernelarc.task.model import Task
         from kernelarc.task.runtime import TaskRuntime
 
+        if h.get("role") != "reference":  # the reference runs only the task's code: it need not wait
+            self.settle()
         task = Task.model_validate({**h["task"], "definition": h["definition"]})
         self.task_status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
         self.runtime = self.guarded(self.task_status, TaskRuntime, task, self.device)
@@ -250,6 +263,7 @@ class Side:
 
     def op_ramp(self, h: dict) -> dict:
         """Keep the card busy for a moment, so that timing never starts from idle clocks."""
+        self.settle()
         if self.on_cuda:
             flush, end = self.flush(), time.perf_counter() + h.get("seconds", 0.2)
             while time.perf_counter() < end:
@@ -262,6 +276,7 @@ class Side:
         """Time one call on each of `seeds` (fresh inputs each), keeping every call's outputs for `fetch`."""
         from kernelarc.guard import timing
 
+        self.settle()
         specs = self.specs(h)
         self.captured = []  # the last block's outputs go before this block's inputs arrive: one block in memory
         staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
@@ -345,21 +360,17 @@ each, paid by a CUDA side while it waits in the pool instead of in the candidate
 the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
 
 
-def prewarm(device: str) -> None:
-    """Pay a CUDA side's one-time costs (context, CUPTI start, the compiler's imports) while it waits for
-    its first request.
+def prewarm(device: str) -> threading.Thread | None:
+    """Pay a CUDA side's one-time costs while it waits for its first request: the context and CUPTI's
+    start now, the compilers' imports in a background thread (returned), so that a side taken at once as
+    the reference, which never compiles, starts its work without waiting for them (`Side.settle`).
 
     Nothing here may fail the side: a missing GPU is reported by the first request that needs it.
     """
     import torch
 
     if not device.startswith("cuda") or not torch.cuda.is_available():
-        return
-    for name in PREWARM_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the candidate that needs it reports the failure
-            traceback.print_exc()
+        return None
     try:
         from torch.profiler import ProfilerActivity, profile
 
@@ -372,6 +383,17 @@ def prewarm(device: str) -> None:
         del x
     except Exception:  # noqa: BLE001
         traceback.print_exc()
+    warming = threading.Thread(target=import_compilers, name="kernelarc-prewarm", daemon=True)
+    warming.start()
+    return warming
+
+
+def import_compilers() -> None:
+    for name in PREWARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the candidate that needs it reports the failure
+            traceback.print_exc()
 
 
 def main(argv: list[str]) -> int:
@@ -382,8 +404,7 @@ def main(argv: list[str]) -> int:
         import triton  # noqa: F401
     except ImportError:
         pass
-    prewarm(device)
-    Side(device, wire.Mailbox(mailbox_fd)).serve(cmd_fd, reply_fd)
+    Side(device, wire.Mailbox(mailbox_fd), warming=prewarm(device)).serve(cmd_fd, reply_fd)
     return 0
 
 
