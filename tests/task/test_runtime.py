@@ -83,3 +83,35 @@ def test_reference_source_from_json_is_inspectable(make_problem):
 
     task = load_task(make_problem(base_definition()))
     assert "return x + y" in inspect.getsource(TaskRuntime(task, "cpu").reference())
+
+
+class _WhereBuilt(nn.Module):
+    """Records the device its __init__'s factory calls land on."""
+
+    def __init__(self, in_features, out_features, host_only=False):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.drawn_on = torch.empty(1).device.type
+        if host_only:
+            torch.empty(1).numpy()  # works on the host only
+
+
+class _HostOnly(_WhereBuilt):
+    def __init__(self, *init):
+        super().__init__(*init, host_only=True)
+
+
+def test_weights_are_drawn_on_the_device_and_every_side_builds_where_the_reference_did(gemm):
+    """Off the CPU the first build decides where weights are drawn (the device where construction works
+    there); a runtime told the reference's choice builds the same way, even where another way would work."""
+    task, _ = gemm
+    reference_side = TaskRuntime(task, "meta")  # a device without memory: the choice is made as on CUDA
+    assert reference_side.build_module(_WhereBuilt).drawn_on == "meta" and reference_side.init_on_device is True
+    fallback = TaskRuntime(task, "meta")
+    built = fallback.build_module(_HostOnly)
+    assert built.drawn_on == "cpu" and fallback.init_on_device is False and built.linear.weight.device.type == "meta"
+    told = TaskRuntime(task, "meta", init_on_device=False)
+    assert told.build_module(_WhereBuilt).drawn_on == "cpu"
+    assert TaskRuntime(task, "cpu").build_module(_WhereBuilt).drawn_on == "cpu"  # the CPU: as KernelBench builds
+    with pytest.raises(TypeError):  # told to build on the device, a module that cannot fails (its own fault)
+        TaskRuntime(task, "meta", init_on_device=True).build_module(_HostOnly)

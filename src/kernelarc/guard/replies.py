@@ -45,6 +45,8 @@ class SpecsReply(Reply):
 
     outputs: list[Described]
     input_bytes: int = Field(ge=0)
+    init_on_device: bool | None = None
+    """Where the reference drew a KernelBench module's weights (task/runtime.py): the other sides do the same."""
 
 
 class TimeReply(Reply):

@@ -163,6 +163,8 @@ class Session:
         judge's own work of giving a side its turn on the device (`candidate turn`): where an evaluation's
         time went, finer than its stages (issue 15's fast judging)."""
         self.compile_s: float | None = None
+        self.init_on_device: bool | None = None
+        """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
 
     # -- requests ----------------------------------------------------------------------------------
     def enter(self, stage: str, limit_s: float) -> None:
@@ -261,7 +263,8 @@ class Session:
     def setup(self, side: Side, candidate: dict | None, label: str) -> float:
         """Load the task and then the code (None = the reference) into a side; the judge-clocked seconds."""
         task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
-        self.ask(side, {"op": "setup", "role": side.role, **task})
+        built = {} if side is self.ref else {"init_on_device": self.init_on_device}  # as the reference built
+        self.ask(side, {"op": "setup", "role": side.role, **task, **built})
         return self.ask(side, {"op": "load", "candidate": candidate, "label": label}).seconds
 
     def describe_outputs(self) -> None:
@@ -270,6 +273,7 @@ class Session:
             specs = self.parse(self.ref, reply, SpecsReply, w.uuid)
             self.outputs[w.uuid] = [d.model_dump(exclude_none=True) for d in specs.outputs]
             self.input_bytes[w.uuid] = specs.input_bytes
+            self.init_on_device = specs.init_on_device
 
     def specs(self, uuid: str) -> list[dict]:
         return [{"shape": d["shape"], "dtype": d["dtype"]} for d in self.outputs[uuid]]

@@ -152,7 +152,7 @@ class Side:
             self.settle()
         task = Task.model_validate({**h["task"], "definition": h["definition"]})
         self.task_status = "INVALID_REFERENCE" if h.get("role") == "reference" else "RUNTIME_ERROR"
-        self.runtime = self.guarded(self.task_status, TaskRuntime, task, self.device)
+        self.runtime = self.guarded(self.task_status, TaskRuntime, task, self.device, h.get("init_on_device"))
         return {}
 
     def op_load(self, h: dict) -> dict:
@@ -182,7 +182,7 @@ class Side:
         if bad is not None:
             raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
         in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, self.torch.Tensor))
-        return {"outputs": descriptions, "input_bytes": in_bytes}
+        return {"outputs": descriptions, "input_bytes": in_bytes, "init_on_device": self.runtime.init_on_device}
 
     def op_call(self, h: dict) -> dict:
         """One correctness call on the inputs of `seed`: its outputs (and its inputs after the call) back."""

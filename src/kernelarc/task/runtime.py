@@ -40,9 +40,13 @@ def to_device(value: Any, device: torch.device) -> Any:
 class TaskRuntime:
     """A task made callable on one device: its module executed once, its reference built once."""
 
-    def __init__(self, task: Task, device: torch.device | str):
+    def __init__(self, task: Task, device: torch.device | str, init_on_device: bool | None = None):
         self.task = task
         self.device = torch.device(device)
+        self.init_on_device = init_on_device
+        """KernelBench modules: weights drawn on the device (True) or on the host and moved (False, as
+        KernelBench builds them). None: the first build decides, on the device where it works there; the
+        guard tells every other side the reference side's choice, so that all sides build alike."""
         filename = str(task.path) if task.format is TaskFormat.KERNELBENCH else f"{task.path / DEFINITION_FILE}::reference"
         self.module = load_module(task.reference_source, filename, task.name)
         self._reference: Callable[..., object] | None = None
@@ -93,13 +97,29 @@ class TaskRuntime:
             return [to_device(v, self.device) for v in self.module.get_init_inputs()]
 
     def build_module(self, cls: type) -> torch.nn.Module:
-        """Build an `nn.Module` class the way KernelBench does: seed, draw the init inputs, seed again,
+        """Build an `nn.Module` class as KernelBench does: seed, draw the init inputs, seed again,
         construct, move to the device. A `ModelNew` that creates its layers in `Model`'s order thus
-        gets `Model`'s weights."""
+        gets `Model`'s weights.
+
+        Off the CPU the weights are drawn on the device (`init_on_device`): on the host, a 32768 x 32768
+        layer's initialization took 6-10 s of every side's set-up on the H200 (level2 56, docs/benchmarks.md
+        session 14). Other values than KernelBench's, as deterministic per seed; a module whose
+        construction fails under the device falls back to the host.
+        """
         if self.task.format is not TaskFormat.KERNELBENCH:
             raise ValueError(f"build_module is for KernelBench tasks; {self.task.name} is a SOL-ExecBench task")
         init = self.init_inputs()
-        with seeded(INIT_SEED, self.device):
+        if self.init_on_device is None:
+            self.init_on_device = False
+            if self.device.type != "cpu":
+                try:
+                    with seeded(INIT_SEED, self.device), self.device:
+                        module = cls(*init).to(self.device)
+                    self.init_on_device = True
+                    return module
+                except Exception:  # noqa: BLE001 - e.g. numpy in __init__: built on the host below
+                    pass
+        with seeded(INIT_SEED, self.device), (self.device if self.init_on_device else contextlib.nullcontext()):
             return cls(*init).to(self.device)
 
     @staticmethod
