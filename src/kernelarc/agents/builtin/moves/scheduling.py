@@ -80,9 +80,14 @@ _COMPILED = '''class _CompiledCall:
 '''
 
 COMPILE_MODES = ("max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune", "default")
-"""Tried in this order; the modes that capture CUDA graphs have their outputs cloned. `default` comes
-last: a campaign already judges it as its torch.compile baseline."""
+"""Tried in this order on a launch-bound task, `reduce-overhead` first; the modes that capture CUDA graphs
+have their outputs cloned. `default` comes last: a campaign already judges it as its torch.compile baseline."""
 _CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+GRAPHS_LAST = ("max-autotune-no-cudagraphs", "default", "max-autotune", "reduce-overhead")
+"""The order on a task that is not launch-bound. A graph's replay copies every input into its static
+buffers: on big inputs that copy costs what the op costs, and nothing launch-bound is left to save
+(`reduce-overhead` read 0.48-0.53x of the reference on an 8192 x 8192 softmax, twice, and lost on a
+Conv2d chain, each evaluation 10-17 s of compiling on the H200, docs/benchmarks.md session 14)."""
 
 
 def _wrapped(analysis: TaskAnalysis, family: str, params: dict[str, Any], wrapper: str, helpers: str,
@@ -133,10 +138,11 @@ class TorchCompile:
         return _transplant_reason(analysis)
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
+        if not analysis.facts.get("launch_bound"):
+            return [{"mode": m} for m in GRAPHS_LAST]
         modes = list(COMPILE_MODES)
-        if analysis.facts.get("launch_bound"):
-            modes.remove("reduce-overhead")
-            modes.insert(0, "reduce-overhead")
+        modes.remove("reduce-overhead")
+        modes.insert(0, "reduce-overhead")
         return [{"mode": m} for m in modes]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
@@ -150,4 +156,4 @@ class TorchCompile:
 for _family in (CudaGraph(), TorchCompile()):
     register_family(_family)
 
-__all__ = ["COMPILE_MODES", "CudaGraph", "TorchCompile"]
+__all__ = ["COMPILE_MODES", "CudaGraph", "GRAPHS_LAST", "TorchCompile"]
