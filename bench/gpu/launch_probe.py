@@ -13,7 +13,6 @@ before its wall pass), to see whether profiling leaves a cost behind.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 import sys
@@ -22,13 +21,11 @@ from pathlib import Path
 
 import torch
 
+from kernelarc.task.execute import load_module
+
 
 def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(path.read_text(), str(path), name)
 
 
 def _scaled(problem, scale: float) -> None:
