@@ -5,6 +5,7 @@ into a SideFailure rather than hung on."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 from pathlib import Path
 
@@ -194,7 +195,6 @@ def test_a_sides_whole_tree_is_found_and_frozen(tmp_path):
         side.thaw()
         assert _settled(lambda: "T" not in {_state(p) for p in tree})
     finally:
-        import os
         import signal
 
         os.killpg(root.pid, signal.SIGKILL)
@@ -204,7 +204,6 @@ def test_a_sides_whole_tree_is_found_and_frozen(tmp_path):
 def test_only_the_reference_starts_before_the_background_imports_end(relu_task):
     """A CUDA side imports the compilers in a background thread: the reference (which never compiles)
     sets up at once; a side about to load untrusted code, or to time anything, waits for the imports."""
-    import os
     import threading
 
     from kernelarc.guard import wire
@@ -224,3 +223,31 @@ def test_only_the_reference_starts_before_the_background_imports_end(relu_task):
     release.set()
     waiting.join(10)
     assert not waiting.is_alive() and side._warming is None
+
+
+def _nice(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[16])
+
+
+def test_background_sides_and_the_seeds_generation_yield_the_cpu(monkeypatch):
+    """A side building ahead (Judge.prebuild) runs beside timed calls: at the lowest CPU priority, as the
+    seed's generation child; sides that are timed keep the judge's priority."""
+    import subprocess
+
+    from kernelarc.agents.builtin import inductor_code
+
+    policy = sandbox.SandboxPolicy()
+    sandboxed = sandbox.probe(policy.bwrap) is None
+    background, timed = SideProcess("cpu", policy, sandboxed, background=True), SideProcess("cpu", policy, sandboxed)
+    try:
+        assert _nice(background.proc.pid) == sandbox.BACKGROUND_NICE
+        assert _nice(timed.proc.pid) == _nice(os.getpid())
+    finally:
+        background.close()
+        timed.close()
+    seen = {}
+    monkeypatch.setattr(subprocess, "run", lambda *a, **kw: seen.update(kw) or subprocess.CompletedProcess(a, 1, "", ""))
+    with pytest.raises(ValueError):  # no reply from the (not started) child
+        inductor_code._run_child(load_task(FIXTURES / "tasks" / "relu_tiny.py"), "cpu", "default")
+    assert seen["preexec_fn"] is sandbox.lowered_priority

@@ -191,7 +191,7 @@ class Judge:
         if self.build_cache is None or not needs_build(candidate) or check_candidate(candidate) is not None:
             return False
         settings = settings or GuardSettings()
-        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed)
+        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed, background=True)
         try:
             restored = self.build_cache.restore(side.extensions, candidate)
             deadline = time.monotonic() + settings.compile_timeout_s

@@ -107,7 +107,9 @@ def cuda_arch_list() -> str:
 class SideProcess:
     """One started side process and the judge's end of its pipes."""
 
-    def __init__(self, device: str, policy: sandbox.SandboxPolicy, sandboxed: bool):
+    def __init__(self, device: str, policy: sandbox.SandboxPolicy, sandboxed: bool, background: bool = False):
+        """`background`: work beside timed calls that is not timed itself (a build ahead), at the lowest
+        CPU priority (sandbox.lowered_priority)."""
         self.device = device
         self.sandboxed = sandboxed
         self.policy = policy
@@ -139,7 +141,7 @@ class SideProcess:
             env["TORCH_EXTENSIONS_DIR"] = str(self.extensions)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
                                      pass_fds=(cmd_r, reply_w, self.mailbox), cwd=self.scratch, env=env,
-                                     start_new_session=True, preexec_fn=sandbox.limits(policy, device))
+                                     start_new_session=True, preexec_fn=sandbox.limits(policy, device, background))
         os.close(cmd_r)
         os.close(reply_w)
         self._frozen: set[int] = set()

@@ -9,7 +9,8 @@ device: Inductor writes GPU code only where it can query the card (its Triton ta
 and the agents' process must not create a CUDA context on a card whose timings the guard's sides
 own. The child sees only that card (`CUDA_VISIBLE_DEVICES`) and traces on fake tensors: nothing
 the size of a workload is allocated, no kernel is launched. The reference is the user's own code,
-loaded as the analysis loads it. The parent (`generate`) imports no torch.
+loaded as the analysis loads it. The parent (`generate`) imports no torch. The child runs at the lowest
+CPU priority: it may run while the guard times host-bound calls (the baselines).
 
 Workloads whose inputs differ only in some sizes share one code with those sizes symbolic, as
 torch.compile compiles after its first recompile; the rest (other dtypes, ranks or scalar values) get
@@ -27,6 +28,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from kernelarc.guard.sandbox import lowered_priority
 from kernelarc.task.model import Task, TaskFormat
 
 GENERATION_TIMEOUT_S = 300.0
@@ -88,7 +90,7 @@ def _run_child(task: Task, device: str, tuning: str) -> InductorCode:
     request = {"task": task.model_dump(mode="json"), "device": "cuda" if kind == "cuda" else kind, "tuning": tuning}
     try:
         proc = subprocess.run([sys.executable, "-m", __name__], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=GENERATION_TIMEOUT_S, env=env)
+                              text=True, timeout=GENERATION_TIMEOUT_S, env=env, preexec_fn=lowered_priority)
     except subprocess.TimeoutExpired:
         raise ValueError(f"Inductor took over {GENERATION_TIMEOUT_S:.0f} s to generate the code") from None
     try:
