@@ -222,8 +222,8 @@ class Judge:
         cand = self.pool.take(device)
         inc = self.pool.take(device) if incumbent is not None else None
         restored = self._restore_builds(cand, candidate, inc, incumbent)
-        session = Session(self.task, device=device, settings=settings, seeds=seeds,
-                          reference=ref, candidate=cand, incumbent=inc, cutoff=cutoff)
+        session = Session(self.task, device=device, settings=settings, seeds=seeds, reference=ref, candidate=cand,
+                          incumbent=inc, cutoff=cutoff, basis=timing_basis(self.task, device, settings))
         ref_ok = False
         try:
             session.enter("reference", settings.reference_timeout_s)

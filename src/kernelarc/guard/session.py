@@ -139,8 +139,10 @@ class Side:
 class Session:
     def __init__(self, task: Task, *, device: str, settings: GuardSettings, seeds: Seeds,
                  reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None,
-                 cutoff: Cutoff | None = None):
+                 cutoff: Cutoff | None = None, basis: str = "wall"):
         self.task = task
+        self.basis = basis
+        """Which latency decides (`device` or `wall`): it gets the full count of timed calls."""
         self.cutoff = cutoff
         """The caller's cutoff (guard/cutoff.py): every wait ends when it passes, with EvaluationCut."""
         self.device = device
@@ -371,14 +373,16 @@ class Session:
             if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
-        if self.on_cuda:
-            sync_end = self._device_pass(uuid, specs, fit, times)
         call_s = max(per_call_s.values())
-        n = self.settings.timed_iterations(self.on_cuda, call_s=call_s)
+        if self.on_cuda:
+            profiled, n = self.settings.pass_iterations(self.basis, call_s)
+            sync_end = self._device_pass(uuid, specs, profiled, fit, times)
+        else:
+            profiled, n = 0, self.settings.timed_iterations(False)
         k = self.block_calls(uuid, call_s)
         # CUDA: n calls in blocks of k, a sample per call; CPU: n blocks of k calls, a sample per block.
         self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times)
-        times.iterations = n
+        times.iterations = profiled if self.basis == "device" and self.on_cuda else n
         return times
 
     @contextmanager
@@ -417,8 +421,9 @@ class Session:
         for b in range(n_blocks):
             yield from ((self.inc, b), (self.cand, b)) if b % 2 == 0 else ((self.cand, b), (self.inc, b))
 
-    def _device_pass(self, uuid: str, specs: list[dict], fit: int, times: WorkloadTimes) -> dict[str, bool]:
-        n_blocks, per_block = device_blocks(self.settings.device_iterations, fit)
+    def _device_pass(self, uuid: str, specs: list[dict], iterations: int, fit: int,
+                     times: WorkloadTimes) -> dict[str, bool]:
+        n_blocks, per_block = device_blocks(iterations, fit)
         seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(n_blocks)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}

@@ -101,7 +101,8 @@ class WorkloadResult(Frozen):
     """Median device time per call of the candidate (kernel spans), on CUDA."""
     incumbent_device_ms: float | None = None
     iterations: int | None = None
-    """Timed calls of each side for wall time (more for short calls on CUDA, guard/settings.py)."""
+    """Timed calls of each side for the latency that decided (wall time: more for short calls on CUDA;
+    guard/settings.py, `pass_iterations`)."""
     sol_ms: float | None = None
     """Speed-of-light time of this workload on this device, when known."""
     max_abs_error: float | None = None

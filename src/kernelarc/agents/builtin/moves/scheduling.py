@@ -86,8 +86,8 @@ _CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 GRAPHS_LAST = ("max-autotune-no-cudagraphs", "default", "max-autotune", "reduce-overhead")
 """The order on a task that is not launch-bound. A graph's replay copies every input into its static
 buffers: on big inputs that copy costs what the op costs, and nothing launch-bound is left to save
-(`reduce-overhead` read 0.48-0.53x of the reference on an 8192 x 8192 softmax, twice, and lost on a
-Conv2d chain, each evaluation 10-17 s of compiling on the H200, docs/benchmarks.md session 14)."""
+(`reduce-overhead` read 0.48-0.55x on an 8192 x 8192 softmax in three campaigns and
+0.81x on a Conv2d chain, each evaluation 10-17 s of compiling on the H200, docs/benchmarks.md session 14)."""
 
 
 def _wrapped(analysis: TaskAnalysis, family: str, params: dict[str, Any], wrapper: str, helpers: str,
