@@ -258,8 +258,8 @@ class Judge:
             if self.build_cache is not None:
                 self.build_cache.keep(cand.extensions, candidate, restored)
                 for side, code in ((cand, candidate), (inc, incumbent)):
-                    if side is not None and code is not None:
-                        self.build_cache.keep_compiled(side.compiled, code)
+                    if side is not None and code is not None and side.proc.poll() is None:  # a killed side's
+                        self.build_cache.keep_compiled(side.compiled, code)  # caches may be half written
             cand.close()
             if inc is not None:
                 inc.close()
