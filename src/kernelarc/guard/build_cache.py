@@ -30,11 +30,11 @@ import re
 import shutil
 from pathlib import Path
 
-COMPILED_CAP_BYTES = 1 << 30
-"""A side's compiler caches larger than this are not kept (copying them would cost what they save)."""
-
 from kernelarc.guard import sandbox
 from kernelarc.guard.candidate import Candidate
+
+COMPILED_CAP_BYTES = 1 << 30
+"""A side's compiler caches larger than this are not kept (copying them would cost what they save)."""
 
 
 def _named_in(name: str, candidate: Candidate) -> bool:
