@@ -24,10 +24,6 @@ import torch
 from kernelarc.task.execute import load_module
 
 
-def _load(path: Path, name: str):
-    return load_module(path.read_text(), str(path), name)
-
-
 def _scaled(problem, scale: float) -> None:
     """Shrink every module-level int size of the problem by `scale` (at least 1)."""
     for key, value in list(vars(problem).items()):
@@ -77,7 +73,7 @@ def main() -> int:
         scale = float(args[i + 1])
         del args[i:i + 2]
     out, problem_path, candidates = Path(args[0]), Path(args[1]), [Path(p) for p in args[2:]]
-    problem = _load(problem_path, "problem")
+    problem = load_module(problem_path.read_text(), str(problem_path), "problem")
     if scale != 1.0:
         _scaled(problem, scale)
     torch.manual_seed(0)
@@ -86,7 +82,7 @@ def main() -> int:
     reference = problem.Model(*init).cuda()
     variants = {"eager": reference, "torch.compile": torch.compile(problem.Model(*init).cuda())}
     for i, path in enumerate(candidates):
-        module = _load(path, f"candidate_{i}")
+        module = load_module(path.read_text(), str(path), f"candidate_{i}")
         variants[path.stem] = module.ModelNew(*init).cuda()
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     rows = {}

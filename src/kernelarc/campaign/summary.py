@@ -313,8 +313,8 @@ def request_totals(evaluations: list[Evaluation]) -> dict[str, list[float]]:
     for e in evaluations:
         for kind, (n, seconds) in e.request_seconds.items():
             total = totals.setdefault(kind, [0, 0.0])
-            total[0], total[1] = total[0] + n, round(total[1] + seconds, 4)
-    return dict(sorted(totals.items(), key=lambda item: -item[1][1]))
+            total[0], total[1] = total[0] + n, total[1] + seconds
+    return {kind: [n, round(seconds, 4)] for kind, (n, seconds) in sorted(totals.items(), key=lambda item: -item[1][1])}
 
 
 def _plotted_winner(best: dict, placed: tuple[int, float] | None) -> WinnerMark | None:

@@ -300,7 +300,7 @@ class Judge:
 
     def _passed(self, session: Session, times: dict[str, WorkloadTimes], device: str, settings: GuardSettings,
                 vs_reference: bool, started: float) -> Evaluation:
-        basis = timing_basis(self.task, device, settings)
+        basis = session.basis
         sol = _sol_times(self.task, device)
         inc, cand = session.inc.role, session.cand.role
         workloads = []

@@ -279,6 +279,10 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+_CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+"""Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN)."""
+
+
 def descendants(pid: int) -> list[int]:
     """`pid` and every process below it, seen from this PID namespace.
 
@@ -303,10 +307,6 @@ def descendants(pid: int) -> list[int]:
             except (OSError, ValueError):
                 continue
     return found
-
-
-_CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
-"""Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN)."""
 
 
 def _descendants_by_scan(pid: int) -> list[int]:

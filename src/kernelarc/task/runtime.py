@@ -109,16 +109,16 @@ class TaskRuntime:
         if self.task.format is not TaskFormat.KERNELBENCH:
             raise ValueError(f"build_module is for KernelBench tasks; {self.task.name} is a SOL-ExecBench task")
         init = self.init_inputs()
-        if self.init_on_device is None:
-            self.init_on_device = False
-            if self.device.type != "cpu":
-                try:
-                    with seeded(INIT_SEED, self.device), self.device:
-                        module = cls(*init).to(self.device)
-                    self.init_on_device = True
-                    return module
-                except Exception:  # noqa: BLE001 - e.g. numpy in __init__: built on the host below
-                    pass
+        if self.init_on_device is None and self.device.type != "cpu":
+            self.init_on_device = True
+            try:
+                return self._construct(cls, init)
+            except Exception:  # noqa: BLE001 - e.g. numpy in __init__: built on the host below
+                self.init_on_device = False
+        self.init_on_device = bool(self.init_on_device)  # the CPU: as KernelBench builds
+        return self._construct(cls, init)
+
+    def _construct(self, cls: type, init: list) -> torch.nn.Module:
         with seeded(INIT_SEED, self.device), (self.device if self.init_on_device else contextlib.nullcontext()):
             return cls(*init).to(self.device)
 
