@@ -60,25 +60,27 @@ def test_the_time_limit_cuts_a_baseline_that_cannot_finish(tmp_path, capsys):
 
 @pytest.mark.heavy
 def test_the_time_limit_cuts_a_candidate_in_flight_and_leaves_it_pending(tmp_path, capsys):
-    """Resumed with a larger budget and a time limit, the endless candidate is cut, not failed."""
+    """Resumed with a larger budget and a time limit, the endless candidate is cut where the final timings'
+    reserve begins, not failed, and the leader's final timings are measured within the limit."""
     run_dir = tmp_path / "run"
     path = script(tmp_path, "fast", "endless")
     assert run_app(["optimize", str(SLOW_SUM), *scripted(path), *CHEAP, "--budget", "1", "--out", str(run_dir)]) == 0
     capsys.readouterr()
     t0 = time.monotonic()
-    code = run_app(["optimize", "--resume", str(run_dir), "--budget", "2", "--time-limit", "40", "--json"])
+    code = run_app(["optimize", "--resume", str(run_dir), "--budget", "3", "--time-limit", "40", "--json"])
     elapsed = time.monotonic() - t0
     assert elapsed < SLOW_EVAL_S / 2, elapsed
     out, err = capsys.readouterr()
     summary = json.loads(out)
-    assert code == 0 and summary["stop_reason"] == "time_limit" and summary["budget"] == 2
+    assert code == 0 and summary["stop_reason"] == "time_limit" and summary["budget"] == 3
     store = open_store(run_dir)
     (pending,) = [c for c in store.pending_candidates() if c.agent_id is not None]
     assert pending.claim == "endless" and summary["pending"] == [pending.id]
     assert f"#{pending.id} left pending" in summary["stop_detail"]
+    assert "the final timings' reserve" in summary["stop_detail"]
     assert summary["verdicts"] == {"KEEP": 1}  # the cut candidate has no verdict
-    assert summary["best"]["agent"] == "a0-reduction" and summary["best"]["final_timing"].startswith("skipped")
-    assert "resuming: 1 candidate(s) judged, 0 pending, budget 2, time limit 40 s" in err
+    assert summary["best"]["agent"] == "a0-reduction" and summary["best"]["final_timing"] == "measured"
+    assert "resuming: 1 candidate(s) judged, 0 pending, budget 3, time limit 40 s" in err
 
 
 @pytest.mark.heavy

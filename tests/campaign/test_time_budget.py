@@ -86,3 +86,19 @@ def test_a_round_leaves_room_for_the_last_rounds_proposal_time(tmp_path):
     assert len(campaign._round_slots()) == 2
     campaign._proposing_s = 95.0
     assert campaign._stop_reason() is StopReason.TIME_LIMIT
+
+
+def test_a_rounds_evaluations_are_cut_where_the_finals_reserve_begins(tmp_path):
+    """One slow candidate in a round sized on the median must not eat the leader's final timings."""
+    campaign = _campaign(tmp_path, agents=1)
+    assert campaign._round_cutoff() is campaign.cutoff  # no time limit: the campaign's own cutoff
+    campaign._limit_at = time.monotonic() + 100
+    assert campaign._round_cutoff() is campaign.cutoff  # nothing measured: no reserve yet
+    _baseline(campaign, 1, "eager", wall_s=6.0, reference_s=0.0)
+    leader = propose(campaign.store, 2, agent_id="a0", strategy="reduction")
+    campaign.store.record_verdict(leader, keep(speedup=2.0).model_copy(update={"wall_s": 8.0}), against_incumbent_id=None)
+    cutoff = campaign._round_cutoff()
+    assert cutoff.at == pytest.approx(campaign._limit_at - FINALS_MARGIN * (8.0 + 6.0))
+    assert "the final timings' reserve" in cutoff.why
+    campaign.cutoff.now("a second Ctrl-C")  # still cut at once by the campaign's own
+    assert cutoff.passed() and cutoff.why == "a second Ctrl-C"

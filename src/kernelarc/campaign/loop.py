@@ -16,7 +16,7 @@ registered but never judged are evaluated first, and nothing is counted twice.
 Stopping: the time limit is a cutoff (guard/cutoff.py) passed down to every evaluation, so one in
 flight when it passes is cut (its sides killed) and left pending, never counted as the candidate's
 failure. A new round starts only while the time left exceeds what the final head-to-head timings
-are expected to take. `interrupt()` (a first Ctrl-C) lets the evaluations in flight finish and starts
+are expected to take, and its evaluations are cut where that reserve begins. `interrupt()` (a first Ctrl-C) lets the evaluations in flight finish and starts
 nothing new; `cutoff.now()` (a second) cuts them. A campaign whose baselines all fail stops before
 any agent is asked: nothing could be judged against that reference.
 """
@@ -126,6 +126,8 @@ class Campaign:
         """A first Ctrl-C: finish what is in flight, start nothing new."""
         self.cut: list[int] = []
         """Candidates whose evaluation was cut (left pending for a resume)."""
+        self.cut_why: str | None = None
+        """What cut the last of them: the time limit, or the final timings' reserve."""
         self.unjudged_baselines: list[str] = []
         """Baselines whose evaluation was cut, or never started because the run stopped first."""
         self.stop_detail: str | None = None
@@ -177,7 +179,8 @@ class Campaign:
             if self.halted():  # registered and left pending: a resumed run judges them first
                 self.cut += [sub.candidate_id for sub in submissions]
                 continue
-            await asyncio.gather(*(self._evaluate(sub) for sub in submissions))
+            cutoff = self._round_cutoff()
+            await asyncio.gather(*(self._evaluate(sub, cutoff) for sub in submissions))
             judged = [sub for sub in submissions if sub.evaluation is not None]
             await asyncio.gather(*(self._reflect(sub) for sub in judged))
             for sub in judged:
@@ -217,7 +220,7 @@ class Campaign:
             parts.append(f"baseline(s) {', '.join(self.unjudged_baselines)} not judged")
         if self.cut:
             parts.append(f"candidate(s) {', '.join(f'#{c}' for c in self.cut)} left pending (judged first on --resume)")
-        why = self.cutoff.why if self.cutoff.passed() else "interrupted (Ctrl-C)"
+        why = self.cut_why or (self.cutoff.why if self.cutoff.passed() else "interrupted (Ctrl-C)")
         return f"{why}: {'; '.join(parts)}"
 
     def _baselines_failed(self) -> StopReason | None:
@@ -405,16 +408,29 @@ class Campaign:
         self.store.log_event("retired", slot.id, {"why": why})
 
     # -- 3. evaluate ---------------------------------------------------------------------------
-    async def _evaluate(self, sub: Submission) -> None:
-        """The submission's evaluation; None when it was cut (the candidate stays pending)."""
+    def _round_cutoff(self) -> Cutoff:
+        """A round's evaluations end where the final timings' reserve begins. A round is sized on the median
+        evaluation, and one slow candidate (torch.compile's max-autotune: 25-30 s of first call where the
+        median was 7 s) ran a round past the limit on the H200, so the leader's final timings were cut
+        (docs/benchmarks.md, session 15); a candidate cut here stays pending, as one cut by the limit."""
+        reserve = self.finals_reserve_s() if self._limit_at is not None else 0.0
+        if not reserve:
+            return self.cutoff
+        return self.cutoff.before(self._limit_at - reserve,
+                                  f"the final timings' reserve ({reserve:.0f} s before the time limit) began")
+
+    async def _evaluate(self, sub: Submission, cutoff: Cutoff | None = None) -> None:
+        """The submission's evaluation under `cutoff` (the campaign's by default); None when it was cut (the
+        candidate stays pending)."""
         incumbent = self.candidate(sub.incumbent_id) if sub.incumbent_id is not None else None
         try:
             with self.busy(f"candidate #{sub.candidate_id} ({sub.slot.id})"):
                 sub.evaluation = await self.executor.evaluate(
                     sub.candidate, incumbent, slot=sub.slot.index,
-                    seed=evaluation_seed(self.options.seed, sub.candidate, incumbent), cutoff=self.cutoff)
+                    seed=evaluation_seed(self.options.seed, sub.candidate, incumbent), cutoff=cutoff or self.cutoff)
         except EvaluationCut as e:
             self.cut.append(sub.candidate_id)
+            self.cut_why = str(e)
             self.store.log_event("cut", sub.slot.id, {"candidate_id": sub.candidate_id, "why": str(e)})
 
     def candidate(self, candidate_id: int) -> Candidate:
@@ -507,7 +523,8 @@ class Campaign:
         if self.halted():
             self.cut += [sub.candidate_id for sub in pending]
             return
-        await asyncio.gather(*(self._evaluate(sub) for sub in pending))
+        cutoff = self._round_cutoff()
+        await asyncio.gather(*(self._evaluate(sub, cutoff) for sub in pending))
         judged = [sub for sub in pending if sub.evaluation is not None]
         await asyncio.gather(*(self._reflect(sub) for sub in judged))
         for sub in judged:

@@ -17,25 +17,52 @@ class EvaluationCut(Exception):
 
 
 class Cutoff:
-    """A moveable deadline: `at` (time.monotonic()) or never, and why it was set."""
+    """A moveable deadline: `at` (time.monotonic()) or never, and why it was set; with a `parent`, the
+    earlier of its own and the parent's (a campaign's round cut before the final timings' reserve, still
+    cut at once by a second Ctrl-C that moves the campaign's)."""
 
-    def __init__(self, at: float | None = None, why: str = "the time limit passed"):
-        self.at = at
+    def __init__(self, at: float | None = None, why: str = "the time limit passed", parent: Cutoff | None = None):
+        self._at, self._why, self.parent = at, why, parent
+
+    @property
+    def at(self) -> float | None:
         """The monotonic time past which evaluations are cut; None: never."""
-        self.why = why
-        """Words for the user: what cut the evaluations."""
+        if self.parent is None or self.parent.at is None:
+            return self._at
+        return self.parent.at if self._at is None else min(self._at, self.parent.at)
+
+    @at.setter
+    def at(self, value: float | None) -> None:
+        self._at = value
+
+    @property
+    def why(self) -> str:
+        """Words for the user: what cut the evaluations (the parent's words when the parent's comes first)."""
+        if self.parent is not None and self.parent.at is not None and self.parent.at == self.at:
+            return self.parent.why
+        return self._why
+
+    @why.setter
+    def why(self, value: str) -> None:
+        self._why = value
+
+    def before(self, at: float, why: str) -> Cutoff:
+        """A cutoff at `at`, or at this one's when that comes first."""
+        return Cutoff(at, why, parent=self)
 
     def now(self, why: str) -> None:
-        """Cut from now on (a float assignment: safe from a signal handler or another thread)."""
-        self.why = why
-        self.at = time.monotonic()
+        """Cut from now on (float assignments: safe from a signal handler or another thread)."""
+        self._why = why
+        self._at = time.monotonic()
 
     def passed(self) -> bool:
-        return self.at is not None and time.monotonic() >= self.at
+        at = self.at
+        return at is not None and time.monotonic() >= at
 
     def bound(self, deadline: float) -> float:
         """The earlier of `deadline` and the cutoff."""
-        return deadline if self.at is None else min(deadline, self.at)
+        at = self.at
+        return deadline if at is None else min(deadline, at)
 
     def check(self) -> None:
         """Raise EvaluationCut when the cutoff has passed."""
