@@ -60,7 +60,7 @@ def test_reflection_on_a_reject_gives_the_guard_reason(reject_evaluation):
     reflection = asyncio.run(agent.reflect(ctx, proposal, reject_evaluation))
     assert reflection.startswith("[precision_lowp_gemm dtype=float16]")
     assert "INCORRECT_NUMERICAL: 3 of 32 elements out of tolerance" in reflection
-    assert parse_points(_propose(agent, ctx).claim) == [("precision_lowp_gemm", {"dtype": "bfloat16"})]
+    assert parse_points(_propose(agent, ctx).claim) == [("precision_lowp_gemm", {"dtype": "bfloat16x3"})]
 
 
 def _finding(kind: FindingKind, reflection: str) -> Finding:

@@ -127,3 +127,59 @@ def test_compile_modes_that_replay_graphs_come_last_unless_launch_bound(tmp_path
     assert set(modes[2:]) == {"max-autotune", "reduce-overhead"}
     small = example_analysis("kernelbench/relu_small.py")
     assert small.facts["launch_bound"] and compile_family.space(small)[0] == {"mode": "reduce-overhead"}
+
+
+MLP_TASK = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),\n"
+    "                                 nn.Linear(128, 32))\n        self.w = nn.Parameter(torch.randn(32, 32))\n"
+    "        self.b = nn.Parameter(torch.randn(32))\n\n"
+    "    def forward(self, x):\n        y = self.net(x)\n        return torch.addmm(self.b, y, self.w, beta=0.5)\n\n\n"
+    "def get_inputs():\n    return [torch.rand(16, 64)]\n\n\ndef get_init_inputs():\n    return []\n")
+"""Three linears, then an addmm whose bias is scaled by 0.5: not the plain product a GEMM move writes."""
+
+
+def test_every_gemm_is_listed_in_order_and_a_scaled_addmm_is_left_out(tmp_path):
+    analysis = analyze(task_file(tmp_path, "mlp", MLP_TASK))
+    gemms = analysis.facts["gemms"]
+    assert [(g["b"], g["bias"], g["K"], g["N"]) for g in gemms] == [
+        ("self.net[0].weight", "self.net[0].bias", 64, 128), ("self.net[2].weight", "self.net[2].bias", 128, 128),
+        ("self.net[4].weight", "self.net[4].bias", 128, 32)]
+    assert analysis.facts["gemm"]["b"] == "self.net[2].weight"  # the largest of them
+
+
+def test_the_precision_move_rounds_every_gemm_first_then_the_largest_alone(tmp_path):
+    task = task_file(tmp_path, "mlp", MLP_TASK.replace(", beta=0.5", ""))
+    analysis = analyze(task)
+    family = get_family("precision_lowp_gemm")
+    assert family.space(analysis)[:2] == [{"dtype": "float16", "gemms": "all"}, {"dtype": "float16"}]
+    everything = family.render(analysis, family.space(analysis)[0])
+    assert everything.source.count("_lowp_matmul(") == 1 + 4  # the helper, then each GEMM of the forward
+    assert "4 fp32 GEMMs on float16" in everything.claim
+    largest = family.render(analysis, {"dtype": "float16"})
+    assert largest.source.count("_lowp_matmul(") == 1 + 1
+    evaluation = evaluate(task, candidate_from_source(everything.source, task), device="cpu", settings=LOOSE_GUARD)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+    single = analyze(task_file(tmp_path, "one", GEMM_TASK))
+    assert family.space(single) == [{"dtype": "float16"}, {"dtype": "bfloat16x3"}, {"dtype": "bfloat16"}]  # one scope
+
+
+GEMM_GROUPNORM_TASK = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.linear = nn.Linear(1024, 512)\n        self.norm = nn.GroupNorm(64, 512)\n\n"
+    "    def forward(self, x):\n        return self.norm(self.linear(x))\n\n\n"
+    "def get_inputs():\n    return [torch.rand(64, 1024)]\n\n\ndef get_init_inputs():\n    return []\n")
+"""A GroupNorm over 8-channel groups of a GEMM: it divides the GEMM's rounding by small group deviations."""
+
+
+def test_split_bf16_products_meet_fp32s_tolerance_where_one_fp16_product_does_not(tmp_path):
+    """At KernelBench's fp32 tolerance (1e-4), the guard's default: fp16's rounding fails, the split passes."""
+    task = task_file(tmp_path, "gemm_groupnorm", GEMM_GROUPNORM_TASK)
+    analysis = analyze(task)
+    family = get_family("precision_lowp_gemm")
+    verdicts = {}
+    for dtype in ("float16", "bfloat16x3"):
+        move = family.render(analysis, {"dtype": dtype})
+        verdicts[dtype] = evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=FAST_GUARD)
+    assert verdicts["float16"].status.value == "INCORRECT_NUMERICAL", verdicts["float16"].reason
+    assert verdicts["bfloat16x3"].verdict is not Verdict.REJECT, verdicts["bfloat16x3"].reason

@@ -11,6 +11,9 @@ Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, 
   {"op": "gelu", "approximate": "none"},
   {"op": "mul", "scalar": 2.0}, {"op": "add", "tensor": ref, "broadcast": "full" | "row"},
   {"op": "leaky_relu", "negative_slope": 0.1}, ...), `out` (the node holding the epilogue's result).
+- `gemms`: every matmul whose operands the analysis can name, in graph order, each with `gemm`'s operand keys
+  (`node`, `form`, `a`, `b`, `trans_b`, `bias` (the op's own bias argument only), `M`, `N`, `K`, `batch`,
+  `dtype`, `flops`); no epilogue. (addmm/baddbmm with a scale other than 1 are left out, here and in `gemm`.)
 - `gemm_dual`: two GEMMs of the same A whose results meet in act(A @ Wg [+ bg]) * (A @ Wu [+ bu]), a
   product the forward returns (SwiGLU, GeGLU). `a`, `M`, `N`, `K`, `dtype`, `gate` and `up` (each
   {"b", "trans_b", "bias", "node"} as in `gemm`), `activation` (an epilogue step without its node:
@@ -97,8 +100,8 @@ def op_name(target: str) -> str:
 def find_facts(analysis: TaskAnalysis) -> dict[str, Any]:
     """Every pattern found in the analysis' graph (see the module docstring for the keys)."""
     g = Graph(analysis)
-    found = {"gemm": _gemm(g), "gemm_dual": _gemm_dual(g), "rowwise": _rowwise(g), "reduction": _reduction(g),
-             "elementwise": _elementwise(g), "attention": _attention(g), "conv": _conv(g)}
+    found = {"gemm": _gemm(g), "gemms": _gemms(g) or None, "gemm_dual": _gemm_dual(g), "rowwise": _rowwise(g),
+             "reduction": _reduction(g), "elementwise": _elementwise(g), "attention": _attention(g), "conv": _conv(g)}
     return {k: v for k, v in found.items() if v is not None}
 
 
@@ -108,13 +111,12 @@ def _prod(dims: tuple[int, ...] | None) -> int:
 
 # --- gemm ----------------------------------------------------------------------------------------
 
+def _gemms(g: Graph) -> list[dict[str, Any]]:
+    return [f for n in g.nodes if n.target in GEMM_OPS and n.shape is not None and (f := _gemm_operands(g, n))]
+
+
 def _gemm(g: Graph) -> dict[str, Any] | None:
-    best = None
-    for n in g.nodes:
-        if n.target in GEMM_OPS and n.shape is not None:
-            fact = _gemm_operands(g, n)
-            if fact and (best is None or fact["flops"] > best["flops"]):
-                best = fact
+    best = max(_gemms(g), key=lambda f: f["flops"], default=None)
     if best is None:
         return None
     best["epilogue"], best["out"], bias, best["bias_node"] = _epilogue(g, best["node"], best["N"], best["bias"] is None)
@@ -130,6 +132,9 @@ def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
         bias = args[2] if len(args) > 2 else n.kwargs.get("bias")
     else:
         if form in ("addmm", "baddbmm"):
+            scales = [*args[3:5], n.kwargs.get("beta", 1), n.kwargs.get("alpha", 1)]
+            if any(s != 1 for s in scales):
+                return None  # beta * bias + alpha * (a @ b): not the plain product every GEMM move writes
             bias, args = args[0], args[1:]
         a, b = args[0], args[1]
         trans_b = False
@@ -193,7 +198,7 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool,
 
 def _gemm_dual(g: Graph) -> dict[str, Any] | None:
     """act(gate GEMM) * up GEMM over one A, returned: each result's pointwise chain ends in the product."""
-    gemms = [f for n in g.nodes if n.target in GEMM_OPS and n.shape is not None and (f := _gemm_operands(g, n))]
+    gemms = _gemms(g)
     for gate in gemms:
         for up in gemms:
             same = all(gate[k] == up[k] for k in ("a", "M", "N", "K", "dtype"))
