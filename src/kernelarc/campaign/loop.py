@@ -17,8 +17,9 @@ Stopping: the time limit is a cutoff (guard/cutoff.py) passed down to every eval
 flight when it passes is cut (its sides killed) and left pending, never counted as the candidate's
 failure. A new round starts only while the time left exceeds what the final head-to-head timings
 are expected to take, and its evaluations are cut where that reserve begins. `interrupt()` (a first
-Ctrl-C) lets the evaluations in flight finish and starts nothing new; `cutoff.now()` (a second) cuts them. A campaign whose baselines all fail stops before
-any agent is asked: nothing could be judged against that reference.
+Ctrl-C) lets the evaluations in flight finish and starts nothing new; `cutoff.now()` (a second) cuts them.
+A campaign whose baselines all fail stops before any agent is asked: nothing could be judged against
+that reference.
 """
 
 from __future__ import annotations
