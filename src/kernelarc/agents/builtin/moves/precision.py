@@ -39,9 +39,10 @@ _HELPER = '''def _lowp_matmul(a, b):
 '''
 
 _SPLIT_HELPER = '''def _split_bf16(t):
-    """t as hi + lo, both bfloat16: together about 16 of fp32's 24 mantissa bits."""
+    """t as hi + lo, both bfloat16: together about 16 of fp32's 24 mantissa bits (`t - hi` promotes to fp32
+    inside the subtraction, with no fp32 copy of hi)."""
     hi = t.to(torch.bfloat16)
-    return hi, (t - hi.float()).to(torch.bfloat16)
+    return hi, (t - hi).to(torch.bfloat16)
 
 
 def _lowp_matmul(a, b):
