@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-from kernelarc.agents.builtin.analysis import analyze
+from kernelarc.agents.builtin.analysis import LAUNCH_BOUND_ELEMENTS, analyze
 from kernelarc.agents.builtin.pytorch_source import EAGER_NAME
 from kernelarc.task import load_task
 
@@ -89,3 +89,26 @@ def test_a_declared_tolerance_stays_out_of_generated_code(tmp_path):
               "def get_inputs():\n    return [torch.randn(4, 8)]\ndef get_init_inputs():\n    return []\n")
     a = analyze(task_file(tmp_path, "declared", source))
     assert "SCALE = 2.0" in a.support_source and "KERNELARC_TOLERANCE" not in a.support_source
+
+
+STEPS_TASK = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.cell = nn.Linear(1024 + 64, 64)\n\n"
+    "    def forward(self, x, h):\n        outs = []\n        for t in range(x.shape[0]):\n"
+    "            h = torch.tanh(self.cell(torch.cat((x[t], h), dim=1)))\n            outs.append(h)\n"
+    "        return torch.stack(outs)\n\n\n"
+    "def get_inputs():\n    return [torch.rand(160, 8, 1024), torch.rand(8, 64)]\n\n\n"
+    "def get_init_inputs():\n    return []\n")
+"""An RNN written as a Python loop: 1.3 M input elements, about 500 ops of a few hundred elements each."""
+
+ONE_BIG_OP_TASK = (
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+    "    def forward(self, x):\n        return x.sum(dim=1)\n\n\n"
+    "def get_inputs():\n    return [torch.rand(64, 32768)]\n\n\ndef get_init_inputs():\n    return []\n")
+
+
+def test_a_loop_of_small_ops_is_launch_bound_however_large_its_inputs(tmp_path):
+    steps = analyze(task_file(tmp_path, "steps", STEPS_TASK))
+    assert steps.facts["total_elements"] > LAUNCH_BOUND_ELEMENTS and steps.facts["launch_bound"] is True
+    one_op = analyze(task_file(tmp_path, "one_op", ONE_BIG_OP_TASK))  # a tiny output, but one op reads 2 M elements
+    assert one_op.facts["total_elements"] > LAUNCH_BOUND_ELEMENTS and one_op.facts["launch_bound"] is False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 import operator
 import textwrap
 from typing import Any
@@ -71,7 +72,7 @@ def analyze(task: Task) -> TaskAnalysis:
     facts = find_facts(analysis)
     facts["emit_blocker"] = blocker
     facts["mode_dependent"] = bool(nodes) and _mode_dependent(task, parts, nodes)
-    facts["launch_bound"], facts["total_elements"] = _launch_bound(task.workloads[0])
+    facts["launch_bound"], facts["total_elements"] = _launch_bound(task.workloads[0], nodes)
     return dataclasses.replace(analysis, facts=facts, lowered=_lowered(analysis, parts, facts) if nodes else None)
 
 
@@ -114,11 +115,31 @@ def _decompositions() -> dict:
 
 LAUNCH_BOUND_ELEMENTS = 1 << 20
 """Below this many input plus output elements, launch overhead dominates a GPU forward."""
+LAUNCH_BOUND_ELEMENTS_PER_OP = 1 << 16
+"""Below this many elements read or written per launching op (256 KiB of fp32, well under a microsecond of
+the H200's bandwidth against 5-20 us of launch and host work per op), so does it, however large the inputs:
+level3 34's Python loop of 256 RNN steps runs about 1,000 ops on 2.4 M input elements (4 k elements per op
+output), and was timed at 15-24 ms of host-bound wall on the H200 (docs/benchmarks.md, session 15)."""
 
 
-def _launch_bound(workload: Workload) -> tuple[bool, int]:
+def _launch_bound(workload: Workload, nodes: tuple[OpNode, ...]) -> tuple[bool, int]:
     total = sum(s.numel for s in workload.inputs + workload.outputs if not s.is_scalar)
-    return 0 < total < LAUNCH_BOUND_ELEMENTS, total
+    launching = [n for n in nodes if n.shape is not None and _launches(n.target)]
+    if 0 < total < LAUNCH_BOUND_ELEMENTS:
+        return True, total
+    per_op = (total + sum(math.prod(n.shape) for n in launching)) / len(launching) if launching else math.inf
+    return per_op < LAUNCH_BOUND_ELEMENTS_PER_OP, total
+
+
+def _launches(target: str) -> bool:
+    """Whether the op runs a kernel: an aten op that does not return a view of an input (its schema's alias
+    annotation says so); `getitem` and other Python-level nodes run none."""
+    if not target.startswith("aten."):
+        return False
+    _, name, *overload = target.split(".")
+    op = getattr(getattr(torch.ops.aten, name, None), overload[0] if overload else "default", None)
+    alias = op._schema.returns[0].alias_info if op is not None and op._schema.returns else None
+    return alias is None or alias.is_write
 
 
 # --- source parts --------------------------------------------------------------------------------
