@@ -27,9 +27,7 @@ class Cutoff:
     @property
     def at(self) -> float | None:
         """The monotonic time past which evaluations are cut; None: never."""
-        if self.parent is None or self.parent.at is None:
-            return self._at
-        return self.parent.at if self._at is None else min(self._at, self.parent.at)
+        return min((t for t in (self._at, self.parent and self.parent.at) if t is not None), default=None)
 
     @at.setter
     def at(self, value: float | None) -> None:

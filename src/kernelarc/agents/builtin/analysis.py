@@ -124,9 +124,9 @@ output), and was timed at 15-24 ms of host-bound wall on the H200 (docs/benchmar
 
 def _launch_bound(workload: Workload, nodes: tuple[OpNode, ...]) -> tuple[bool, int]:
     total = sum(s.numel for s in workload.inputs + workload.outputs if not s.is_scalar)
-    launching = [n for n in nodes if n.shape is not None and _launches(n.target)]
     if 0 < total < LAUNCH_BOUND_ELEMENTS:
         return True, total
+    launching = [n for n in nodes if n.shape is not None and _launches(n.target)]
     per_op = (total + sum(math.prod(n.shape) for n in launching)) / len(launching) if launching else math.inf
     return per_op < LAUNCH_BOUND_ELEMENTS_PER_OP, total
 

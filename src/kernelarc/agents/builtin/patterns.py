@@ -100,8 +100,10 @@ def op_name(target: str) -> str:
 def find_facts(analysis: TaskAnalysis) -> dict[str, Any]:
     """Every pattern found in the analysis' graph (see the module docstring for the keys)."""
     g = Graph(analysis)
-    found = {"gemm": _gemm(g), "gemms": _gemms(g) or None, "gemm_dual": _gemm_dual(g), "rowwise": _rowwise(g),
-             "reduction": _reduction(g), "elementwise": _elementwise(g), "attention": _attention(g), "conv": _conv(g)}
+    gemms = _gemms(g)
+    found = {"gemm": _gemm(g, gemms), "gemms": gemms or None, "gemm_dual": _gemm_dual(g, gemms),
+             "rowwise": _rowwise(g), "reduction": _reduction(g), "elementwise": _elementwise(g),
+             "attention": _attention(g), "conv": _conv(g)}
     return {k: v for k, v in found.items() if v is not None}
 
 
@@ -115,10 +117,12 @@ def _gemms(g: Graph) -> list[dict[str, Any]]:
     return [f for n in g.nodes if n.target in GEMM_OPS and n.shape is not None and (f := _gemm_operands(g, n))]
 
 
-def _gemm(g: Graph) -> dict[str, Any] | None:
-    best = max(_gemms(g), key=lambda f: f["flops"], default=None)
+def _gemm(g: Graph, gemms: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The largest of `gemms`, with its epilogue (a copy: the list's entries stay epilogue-free)."""
+    best = max(gemms, key=lambda f: f["flops"], default=None)
     if best is None:
         return None
+    best = dict(best)
     best["epilogue"], best["out"], bias, best["bias_node"] = _epilogue(g, best["node"], best["N"], best["bias"] is None)
     best["bias"] = best["bias"] or bias
     return best
@@ -196,9 +200,8 @@ def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool,
     return steps, out, bias, bias_node
 
 
-def _gemm_dual(g: Graph) -> dict[str, Any] | None:
+def _gemm_dual(g: Graph, gemms: list[dict[str, Any]]) -> dict[str, Any] | None:
     """act(gate GEMM) * up GEMM over one A, returned: each result's pointwise chain ends in the product."""
-    gemms = _gemms(g)
     for gate in gemms:
         for up in gemms:
             same = all(gate[k] == up[k] for k in ("a", "M", "N", "K", "dtype"))
