@@ -183,3 +183,17 @@ def test_split_bf16_products_meet_fp32s_tolerance_where_one_fp16_product_does_no
         verdicts[dtype] = evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=FAST_GUARD)
     assert verdicts["float16"].status.value == "INCORRECT_NUMERICAL", verdicts["float16"].reason
     assert verdicts["bfloat16x3"].verdict is not Verdict.REJECT, verdicts["bfloat16x3"].reason
+
+
+def test_split_products_on_every_gemm_pass_fp32s_tolerance_on_3d_inputs(tmp_path):
+    """Another spelling of the same maths: linears over a (batch, seq, features) input and a `matmul` by a
+    K x N parameter, every GEMM split, judged at the guard's default fp32 tolerance."""
+    source = (MLP_TASK.replace(", beta=0.5", "").replace("torch.rand(16, 64)", "torch.rand(4, 8, 64)")
+              .replace("torch.addmm(self.b, y, self.w)", "torch.matmul(y, self.w) + self.b"))
+    task = task_file(tmp_path, "mlp_3d", source)
+    analysis = analyze(task)
+    family = get_family("precision_lowp_gemm")
+    assert len(analysis.facts["gemms"]) == 4
+    move = family.render(analysis, {"dtype": "bfloat16x3", "gemms": "all"})
+    evaluation = evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=FAST_GUARD)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
