@@ -42,7 +42,8 @@ from typing import Any
 from kernelarc.agents.builtin.moves.base import OpNode, TaskAnalysis
 
 GEMM_OPS = {"aten.linear", "aten.matmul", "aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm"}
-TRANSPOSES = {"aten.t", "aten.transpose.int", "aten.permute"}
+TRANSPOSES = {"aten.t", "aten.transpose.int", "aten.permute", "aten.numpy_T"}
+"""Ops that, on a 2-D B, make it B^T (`W.t()`, `W.transpose(0, 1)`, `W.permute(1, 0)`, `W.T`)."""
 SOFTMAX_OPS = {"aten.softmax.int": "softmax", "aten._softmax": "softmax", "aten._safe_softmax": "softmax",
                "aten.log_softmax.int": "log_softmax", "aten._log_softmax": "log_softmax"}
 REDUCTION_OPS = {"aten.sum.dim_IntList": "sum", "aten.mean.dim": "mean", "aten.amax": "amax", "aten.amin": "amin",

@@ -213,9 +213,11 @@ class Search:
         measured = [s for s in self.states.values() if s.tried]
         return max(measured, key=lambda s: s.best_reward).family.name if measured else None
 
-    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool, bool, bool]:
+    def _first_try_rank(self, state: FamilyState) -> tuple[bool, bool, bool, bool, bool]:
         """Untried families get their first try in this order (stable within a rank): a family that only
-        ever lost on this kind of task goes last (issue 16: spend candidates where they pay); on a
+        ever lost on this kind of task goes last (issue 16: spend candidates where they pay); a family whose
+        candidate computes less (`removes_work`: a GEMM whose columns are summed written as a GEMV) comes
+        first, since no faster way of doing the dropped work beats not doing it; on a
         launch-bound task the families that make the whole forward one launch come first, since the
         launch is the cost there (on the H200 they ran 2.1-2.7x over eager where the next best ran 1.3x:
         docs/benchmarks.md, session 6), as measured by the profiler when it was (`note_profile`), else
@@ -226,7 +228,8 @@ class Search:
         launch_bound = self.analysis.facts.get("launch_bound") if self.host_bound is None else self.host_bound
         one_launch = bool(launch_bound and getattr(state.family, "one_launch", False))
         first = bool(getattr(state.family, "first_try", False))
-        return poor, not one_launch, not first, bool(getattr(state.family, "slow_to_judge", False))
+        less = bool(getattr(state.family, "removes_work", False))
+        return poor, not less, not one_launch, not first, bool(getattr(state.family, "slow_to_judge", False))
 
 
 __all__ = ["FamilyState", "POOR_YIELD_TRAPS", "REJECT_REWARD", "Search", "UCB_EXPLORATION"]

@@ -113,6 +113,8 @@ class MoveFamily(Protocol):
     # on a launch-bound task the search gives it its first try before every other family.
     # Optional: `gpu_only = True` on a family whose candidate means nothing off the GPU (CUDA graphs,
     # TMA, CUTLASS): a campaign on the CPU does not propose it.
+    # Optional: `removes_work = True` on a family whose candidate computes less than the reference (algebraic
+    # identities): where it applies, the search gives it the first try, before every other family.
     # Optional: `first_try = True` on a family whose first point is the best known start (torch.compile's
     # own code): after one-launch families on a launch-bound task, it is tried before the others.
 
