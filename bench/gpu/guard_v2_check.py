@@ -42,6 +42,10 @@ def cases(shared: Path) -> list[tuple[str, Path, Path, str]]:
         ("softmax: torch.empty reuse (hack)", softmax, c / "hack_empty_reuse.py", "REJECT"),
         ("softmax: stale graph replay (hack)", softmax, c / "hack_graph_replay.py", "REJECT"),
         ("softmax: patched CUDA event clock (hack)", softmax, c / "hack_timer_patch.py", "REJECT REWARD_HACK"),
+        ("softmax steps: event clock scaled 0.6x (hack)", t / "softmax_steps.py", c / "hack_timer_scaled.py",
+         "REJECT REWARD_HACK"),
+        ("softmax steps: event clock scaled 0.6x, no span floor (hack, the guard before it)", t / "softmax_steps.py",
+         c / "hack_timer_scaled.py", "KEEP about 1.67x: what the span floor stops"),
         ("softmax: GPU burner while idle (hack)", softmax, c / "hack_idle_burner.py", "no speedup from the trick"),
     ]
 
@@ -71,6 +75,15 @@ def main() -> int:
         return check(self, uuid, times)
 
     session_module.Session._check_residuals = recording
+    floor = session_module.Session._check_kernel_floor
+
+    def without_span_floor(self, uuid, times):  # the guard before the span floor, for the case that shows it
+        if "no span floor" in current[0]:
+            times.span_ms = None
+        return floor(self, uuid, times)
+
+    session_module.Session._check_kernel_floor = without_span_floor
+    current = [""]
     iso = isolation()
     env = {"sandbox": iso.sandboxed, "note": iso.note, "uid": os.geteuid(), "as_nobody": sandbox.needs_owner_change()}
     print(f"isolation: {env}", flush=True)
@@ -81,6 +94,7 @@ def main() -> int:
         if only and not any(label.startswith(p) for p in only):
             continue
         task = load_task(task_path)
+        current[0] = label
         start = len(bookkeeping)
         t0 = time.monotonic()
         with Judge(task, isolation_=iso) as judge:

@@ -194,3 +194,59 @@ def test_timed_sides_take_turns_and_all_run_again_after_the_pass():
         turn(session.cand)
         raise RuntimeError("a failed block")
     assert log == ["freeze incumbent", "thaw incumbent"]
+
+
+def _floor_check(wall_ms: float, longest_ms: float | None, span_ms: float | None) -> str | None:
+    """The kernel-floor check's REWARD_HACK reason for a candidate timed at `wall_ms`, or None."""
+    from kernelarc.guard.samples import Samples
+    from kernelarc.guard.session import Failure, WorkloadTimes
+
+    session = _session_with([])
+    times = WorkloadTimes(wall={"candidate": Samples((wall_ms,) * 5)}, longest_kernel_ms=longest_ms, span_ms=span_ms)
+    try:
+        session._check_kernel_floor("w", times)
+    except Failure as f:
+        assert f.status == "REWARD_HACK"
+        return f.message
+    return None
+
+
+def test_a_clock_scaled_down_on_a_call_of_many_kernels_trips_the_span_floor():
+    """Eight kernels of 0.125 ms: a clock scaled to 0.6x passes the longest-kernel floor but not the span's,
+    and an honest call (wall a little over its span, or under it by the drift of two clocks) passes both."""
+    assert _floor_check(0.6, longest_ms=0.125, span_ms=None) is None  # what the longest kernel alone allows
+    assert "first start to last end" in _floor_check(0.6, longest_ms=0.125, span_ms=1.0)
+    assert _floor_check(1.05, longest_ms=0.125, span_ms=1.0) is None
+    assert _floor_check(0.85, longest_ms=0.125, span_ms=1.0) is None
+    assert "longest kernel" in _floor_check(0.5, longest_ms=1.0, span_ms=1.0)
+    # tiny calls keep the absolute slack: a 10 us span against an 8 us median is noise, not a cheat
+    assert _floor_check(0.008, longest_ms=0.004, span_ms=0.010) is None
+
+
+class _ProfiledSide(_Process):
+    """A side answering the device pass's requests with fixed profiles: spans of 1 ms, 8 kernels each."""
+
+    def __init__(self, log: list, name: str, annotated: bool):
+        super().__init__(log, name)
+        self.annotated = annotated
+
+    def request(self, header: dict, *, deadline: float, cutoff=None):
+        from kernelarc.guard.sides import Reply
+
+        n = len(header["seeds"])
+        return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
+                      "annotated": self.annotated}, seconds=0.01 * n)
+
+
+@pytest.mark.parametrize("annotated, span", [(False, 1.0), (True, None)])
+def test_spans_profiled_with_host_tracing_set_no_floor(annotated, span):
+    """A call that synchronizes the device itself is profiled again with each call marked on the host; its
+    spans then hold the tracing's gaps and say nothing about its wall time: the pass keeps no span floor."""
+    from kernelarc.guard.session import WorkloadTimes
+
+    session = _session_with([])
+    session.cand.process = _ProfiledSide([], "candidate", annotated)
+    session.inc.process = _ProfiledSide([], "incumbent", False)
+    times = WorkloadTimes()
+    session._device_pass("w", [], iterations=4, fit=100, times=times)
+    assert times.span_ms == span and times.longest_kernel_ms == 0.125

@@ -56,6 +56,9 @@ class TimeReply(Reply):
     kernels: list[int] = []
     longest_ms: list[float] = []
     side_streams: bool = False
+    annotated: bool = False
+    """The block was profiled with each call marked on the host (the call synchronized the device itself):
+    its spans hold the host's tracing too, so they bound nothing (guard/timing.py)."""
     kernel_ms: dict[str, list[float]] = {}
     """The block's costliest kernels: name -> [total ms, launches] (shown to agents, never judged)."""
     calls: list[CallReply] | None = None

@@ -58,6 +58,9 @@ CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 CPU_WARMUP_CALLS = 3
 """Untimed calls on the CPU before timing; their median per-call time sizes the blocks."""
+FLOOR_SHARE = 0.8
+"""A candidate's median wall time may not fall below this share of its kernels' time (less the residual
+floor): the profiler's records and the CUDA events disagree by more than clocks drift apart."""
 OVER_REPORT = (1.05, 0.2)
 """A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
 
@@ -110,6 +113,9 @@ class WorkloadTimes:
     residual_ms: dict[str, float] = field(default_factory=dict)
     longest_kernel_ms: float | None = None
     """The candidate's median longest single kernel per call, from the device pass."""
+    span_ms: float | None = None
+    """The candidate's median kernel span per call, from the device pass; None where a block of it was
+    profiled with host tracing (its spans then hold the tracing's gaps too)."""
     alone_ms: float | None = None
     """The incumbent's median call before any candidate block was timed (its warm-up)."""
     iterations: int = 0
@@ -428,6 +434,7 @@ class Session:
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
         longest: list[float] = []
+        annotated = False
         side_streams = {self.inc.role: False, self.cand.role: False}
         totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
         with self.turns() as turn:
@@ -443,6 +450,7 @@ class Session:
                     total[0], total[1] = total[0] + ms, total[1] + count
                 if side is self.cand:
                     longest += block.longest_ms
+                    annotated |= block.annotated
                 side_streams[side.role] |= block.side_streams
         if not any(kernels[self.cand.role]):
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate launched no GPU kernel in "
@@ -452,6 +460,7 @@ class Session:
             spans = [s for s, k in zip(samples[role], kernels[role]) if k > 0] or samples[role]
             times.device[role] = Samples(tuple(spans))
             times.kernels[role] = kernel_shares(totals[role], len(samples[role]))
+        times.span_ms = None if annotated else times.device[self.cand.role].median
         return side_streams
 
     def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],
@@ -539,14 +548,18 @@ class Session:
                                          f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms)", uuid)
 
     def _check_kernel_floor(self, uuid: str, times: WorkloadTimes) -> None:
-        """A call cannot take less wall time than its own longest kernel: event samples below that were
-        not measured (a patched event clock, work after the end event). The two come from different
-        mechanisms (CUDA events, the profiler's kernel records)."""
-        floor = times.longest_kernel_ms
+        """A call cannot take less wall time than its own kernels: event samples below the longest kernel,
+        or below the span of all its kernels, were not measured (a patched event clock, work after the end
+        event). The two come from different mechanisms (CUDA events, the profiler's kernel records). The
+        span floor catches what the longest kernel cannot, a clock scaled down on a call of many kernels;
+        it holds only for spans profiled without host tracing (`WorkloadTimes.span_ms`)."""
         wall = times.wall[self.cand.role].median
-        if floor is not None and wall < 0.8 * floor - self.settings.residual_floor_ms:
-            raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's calls were timed at {wall:.4g} ms but its "
-                                         f"longest kernel alone ran {floor:.4g} ms", uuid)
+        slack = self.settings.residual_floor_ms
+        for floor, what in ((times.longest_kernel_ms, "its longest kernel alone ran"),
+                            (times.span_ms, "its kernels ran from first start to last end for")):
+            if floor is not None and wall < FLOOR_SHARE * floor - slack:
+                raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's calls were timed at {wall:.4g} ms "
+                                             f"but {what} {floor:.4g} ms", uuid)
 
     def _check_interference(self, uuid: str, times: WorkloadTimes) -> None:
         """The incumbent must not run much slower beside the candidate than it ran before it: a candidate

@@ -289,7 +289,8 @@ class Side:
                 result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep,
                                       lambda i: self.seed_forward(seeds[i]))
                 header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
-                          "side_streams": result.side_streams, "kernel_ms": timing.costliest(result.kernel_ms)}
+                          "side_streams": result.side_streams, "annotated": result.annotated,
+                          "kernel_ms": timing.costliest(result.kernel_ms)}
             else:
                 clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
                 samples = []

@@ -21,6 +21,7 @@ to fetch any of them later (`keep`), outside the measured window.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
@@ -108,6 +109,8 @@ class DeviceBlock:
     """Some call ran GPU work on a stream other than the launching one."""
     kernel_ms: dict[str, list[float]]
     """Kernel name -> [total ms, launches] over the block's calls."""
+    annotated: bool = False
+    """Profiled with each call marked on the host (`_annotated_device_samples`): spans inflated by tracing."""
 
 
 def device_samples(calls: list[Callable[[], list]], flush, keep,
@@ -160,7 +163,7 @@ def _annotated_device_samples(calls: list[Callable[[], list]], flush, keep,
             if keep is not None:
                 keep(_kept(outputs))
     events = _trace_events(prof)
-    return _block(iteration_spans(events, marked_windows(events)), len(calls))
+    return dataclasses.replace(_block(iteration_spans(events, marked_windows(events)), len(calls)), annotated=True)
 
 
 def _block(spans: tuple[dict[int, CallActivity], int | None], n: int) -> DeviceBlock:
