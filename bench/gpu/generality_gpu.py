@@ -1,7 +1,7 @@
 """Issue 16's GPU measure: campaigns on a seeded sample of KernelBench development problems at their
 real sizes, then fast_1.0 and the geomean speedup over the best of eager and torch.compile.
 
-    python bench/gpu/generality_gpu.py run KB_ROOT RESULTS --n 20 --seed 16 [--time-limit 300] [--part 1/2]
+    python bench/gpu/generality_gpu.py run KB_ROOT RESULTS --n 20 --seed 16 [--time-limit 300] [--part 1/2] [--only NAME,...]
     python bench/gpu/generality_gpu.py table RESULTS [--json FILE]
 
 `run` draws the sample (the same for a given root, n and seed: no problem is picked by hand), then runs
@@ -38,9 +38,16 @@ def run_dir_name(problem: Path) -> str:
     return f"{problem.parent.name}_{problem.stem}"
 
 
-def run(root: Path, results: Path, n: int, seed: int, time_limit: float, part: str, agents: int) -> None:
+def run(root: Path, results: Path, n: int, seed: int, time_limit: float, part: str, agents: int,
+        only: tuple[str, ...] = ()) -> None:
     index, parts = (int(x) for x in part.split("/"))
     chosen = sample(root, n, seed)[index - 1::parts]
+    if only:  # names of problems of the sample, in the order given (a device call's share, by hand)
+        by_name = {run_dir_name(p): p for p in chosen}
+        unknown = [o for o in only if o not in by_name]
+        if unknown:
+            raise SystemExit(f"not in the sample: {', '.join(unknown)}")
+        chosen = [by_name[o] for o in only]
     results.mkdir(parents=True, exist_ok=True)
     for problem in chosen:
         out = results / run_dir_name(problem)
@@ -108,12 +115,14 @@ def main() -> int:
                         "left some problems no agent round (docs/benchmarks.md session 13)")
     r.add_argument("--part", default="1/1")
     r.add_argument("--agents", type=int, default=4)
+    r.add_argument("--only", default="", help="comma-separated run dir names of sample problems (level2_14_Gemm_...)")
     t = sub.add_parser("table")
     t.add_argument("results", type=Path)
     t.add_argument("--json", type=Path)
     args = ap.parse_args()
     if args.cmd == "run":
-        run(args.root, args.results, args.n, args.seed, args.time_limit, args.part, args.agents)
+        run(args.root, args.results, args.n, args.seed, args.time_limit, args.part, args.agents,
+            tuple(o for o in args.only.split(",") if o))
         return 0
     text, data = table(args.results)
     print(text)

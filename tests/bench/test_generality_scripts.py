@@ -38,6 +38,23 @@ def test_the_gpu_sample_is_seeded_and_split_without_overlap(tmp_path: Path):
     assert drawn != gpu.sample(tmp_path, 5, seed=17)
 
 
+def test_only_runs_the_named_problems_of_the_sample_in_the_order_given(tmp_path: Path, monkeypatch):
+    import pytest
+
+    gpu = _script("bench/gpu/generality_gpu.py")
+    (tmp_path / "level1").mkdir()
+    for i in range(6):
+        (tmp_path / "level1" / f"{i}_p.py").write_text("")
+    drawn = [gpu.run_dir_name(p) for p in gpu.sample(tmp_path, 4, seed=16)]
+    ran = []
+    monkeypatch.setattr(gpu.subprocess, "run", lambda cmd, **kw: ran.append(Path(cmd[4]).stem) or
+                        type("Done", (), {"stdout": "", "stderr": "", "returncode": 0})())
+    gpu.run(tmp_path, tmp_path / "out", 4, 16, 10.0, "1/1", 1, only=(drawn[2], drawn[0]))
+    assert ran == [drawn[2].removeprefix("level1_"), drawn[0].removeprefix("level1_")]
+    with pytest.raises(SystemExit, match="not in the sample"):
+        gpu.run(tmp_path, tmp_path / "out", 4, 16, 10.0, "1/1", 1, only=("level9_none",))
+
+
 def _summary(agent: str, vs_eager: float | None, vs_compile: float | None, finals: str = "measured") -> dict:
     return {"task": {"name": "t", "kernel_type": "gemm"}, "candidates": 4, "stop_reason": "budget", "wall_s": 1.0,
             "guard": {}, "best": {"agent": agent, "speedup_vs_eager": vs_eager, "speedup_vs_compile": vs_compile,
