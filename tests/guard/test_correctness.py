@@ -262,3 +262,15 @@ def test_a_failure_by_rounding_alone_is_called_a_near_miss():
     wrong = expected.clone()
     wrong[:3] += 0.5
     assert "near miss" not in compare_tensor(wrong, expected, tight).message
+
+
+def test_the_matched_ratio_is_counted_so_a_large_correct_output_passes_exactly():
+    """On the H200 a mean of 440 M ones in fp32 came out under 1.0: a correct output 'failed' with no element
+    out of tolerance, and the near-miss sentence then crashed the judge on an empty selection. The ratio is
+    now a count, and a miss with nothing failing says no near miss."""
+    from kernelarc.guard.correctness import _near_miss
+
+    y = torch.ones(2**24 + 3)
+    assert compare_tensor(y.clone(), y, Tolerance(atol=0.0, rtol=0.0, required_matched_ratio=1.0)).ok
+    everything = torch.ones(8, dtype=torch.bool)
+    assert _near_miss(torch.zeros(8), torch.ones(8), everything, torch.float32, ratio=1.0 - 1e-9) == ""

@@ -85,9 +85,31 @@ def test_a_launch_without_gpu_work_is_not_taken_for_the_flush():
     assert activity[0].count == 1 and activity[0].span_ms == pytest.approx(0.003)
 
 
+@pytest.mark.parametrize("extra", [0.0, 200.0])
+def test_the_profilers_own_synchronization_is_not_taken_for_a_call_window(extra):
+    """torch 2.11's profiler synchronizes the device once per session itself (2n + 1 in every block on the
+    H200): the calls' windows are still the pairs that hold GPU work, wherever the extra one falls."""
+    events = [
+        _sync(extra), _sync(10.0), _launch(1, 10.5), _launch(2, 11.0), _sync(13.0),
+        _kernel(1, 11.0, 40.0, stream=7), _kernel(2, 51.0, 3.0, stream=7),
+        _sync(60.0), _launch(5, 60.5), _launch(6, 61.0), _sync(62.0),
+        _kernel(5, 61.0, 40.0, stream=7), _kernel(6, 101.0, 1.0, stream=7),
+    ]
+    assert sync_windows(events, 2) == {0: (10.0, 13.0), 1: (60.0, 62.0)}
+    assert sync_windows(events, 3) is None and sync_windows(events, 0) is None
+
+
 def test_a_call_that_synchronizes_itself_leaves_no_sync_windows():
     events = [_sync(10.0), _launch(2, 11.0), _sync(11.5), _sync(13.0)]  # the call's own synchronize in between
     assert sync_windows(events, 1) is None
+    # two calls that each synchronize once, beside the profiler's own: no pairing may pass half a call off
+    # as a window (the kernels after its own synchronization would go uncounted)
+    split = []
+    for i, base in enumerate((10.0, 60.0)):
+        c = 10 * (i + 1)
+        split += [_sync(base), _launch(c, base + 0.5), _kernel(c, base + 1.0, 5.0, stream=7), _sync(base + 7.0),
+                  _launch(c + 1, base + 8.0), _kernel(c + 1, base + 9.0, 30.0, stream=7), _sync(base + 40.0)]
+    assert sync_windows(split + [_sync(200.0)], 2) is None
 
 
 def test_each_call_knows_its_kernels_by_name_and_a_side_reports_its_costliest():

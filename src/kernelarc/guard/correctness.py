@@ -89,7 +89,9 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
     finite = torch.isfinite(e)
     diff = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
     matched = diff.to(bound_dtype) <= tol.atol + tol.rtol * e.abs().to(bound_dtype)
-    ratio = float(matched.float().mean())
+    # Counted, not averaged: a mean of 440 M ones in fp32 on the H200 came out under 1.0, and a correct
+    # output "failed" with no element out of tolerance (level2 90, session 16).
+    ratio = 1.0 - int((~matched).sum()) / matched.numel()
     max_abs = float(diff.max())
     nonzero = (e != 0) & finite
     rel = diff[nonzero].to(bound_dtype) / e[nonzero].abs().to(bound_dtype)
@@ -119,10 +121,10 @@ NEAR_MISS_SHARE = 0.01
 def _near_miss(diff: torch.Tensor, expected: torch.Tensor, matched: torch.Tensor, dtype: torch.dtype,
                ratio: float) -> str:
     """A sentence saying so when every failing element is off by rounding in the output's own dtype."""
-    if not dtype.is_floating_point or 1 - ratio > NEAR_MISS_SHARE:
+    failing = ~matched
+    if not dtype.is_floating_point or 1 - ratio > NEAR_MISS_SHARE or not bool(failing.any()):
         return ""
     info = torch.finfo(dtype)
-    failing = ~matched
     ulp = info.eps * expected.abs()[failing].clamp_min(info.tiny)
     ulps = float((diff[failing] / ulp).max())
     if ulps > NEAR_MISS_ULPS:

@@ -21,6 +21,7 @@ to fetch any of them later (`keep`), outside the measured window.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import gc
 import json
@@ -210,13 +211,29 @@ class CallActivity:
 
 def sync_windows(events: list[dict], n: int) -> dict[int, tuple[float, float]] | None:
     """Call i's host window: from the side's device synchronization before the flush to the one after
-    the call (2n in all, in order); None when the trace holds any other number of them (the call
-    synchronized the device itself, or the trace lost some)."""
+    the call. The side makes 2n of them in order; the profiler adds its own (torch 2.11's adds one per
+    session: on the H200 every block had 2n + 1, and each fell back to host tracing until session 16).
+    So with 2n + 1 of them the windows are the 2n consecutive ones, paired, in which each pair holds a
+    launch that ran GPU work (the flush at least), leaving the extra one first or last. None unless
+    exactly one such pairing exists: any other count means the call synchronized the device itself (or
+    the trace lost some), and its windows cannot be told from the synchronizations (a call that
+    synchronizes to split its window would otherwise have its own kernels left out)."""
     syncs = sorted(ev["ts"] for ev in events
                    if ev.get("cat") in _LAUNCH_CATEGORIES and ev.get("name") == SYNC_NAME)
-    if len(syncs) != 2 * n:
+    working = {ev.get("args", {}).get("correlation") for ev in events if ev.get("cat") in _GPU_CATEGORIES}
+    launched = sorted(ev["ts"] for ev in events if ev.get("cat") in _LAUNCH_CATEGORIES
+                      and ev.get("name") != SYNC_NAME and ev.get("args", {}).get("correlation") in working)
+
+    def works(lo: float, hi: float) -> bool:
+        first = bisect.bisect_left(launched, lo)
+        return first < len(launched) and launched[first] <= hi
+
+    offsets = {0: (0,), 1: (0, 1)}.get(len(syncs) - 2 * n, ())
+    fits = [offset for offset in offsets
+            if all(works(syncs[offset + 2 * i], syncs[offset + 2 * i + 1]) for i in range(n))]
+    if n == 0 or len(fits) != 1:
         return None
-    return {i: (syncs[2 * i], syncs[2 * i + 1]) for i in range(n)}
+    return {i: (syncs[fits[0] + 2 * i], syncs[fits[0] + 2 * i + 1]) for i in range(n)}
 
 
 def marked_windows(events: list[dict]) -> dict[int, tuple[float, float]]:
