@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import resource
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,31 @@ def test_a_loop_of_small_ops_is_launch_bound_however_large_its_inputs(tmp_path):
     assert steps.facts["total_elements"] > LAUNCH_BOUND_ELEMENTS and steps.facts["launch_bound"] is True
     one_op = analyze(task_file(tmp_path, "one_op", ONE_BIG_OP_TASK))  # a tiny output, but one op reads 2 M elements
     assert one_op.facts["total_elements"] > LAUNCH_BOUND_ELEMENTS and one_op.facts["launch_bound"] is False
+
+
+def test_no_family_reads_the_raw_fact_dicts():
+    """Issue 16: the move families share one typed description of a task's facts. Only the typed layer
+    (moves/facts.py, `TaskAnalysis`'s properties) and the template-facts lookup (`read_facts`) index
+    `analysis.facts`; a family that does so itself would parse the analysis' dicts again."""
+    import ast
+
+    moves = Path(__file__).resolve().parents[3] / "src" / "kernelarc" / "agents" / "builtin" / "moves"
+    readers = {}
+    for path in sorted(moves.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "facts" and isinstance(node.value, ast.Name) \
+                    and node.value.id == "analysis":
+                readers.setdefault(path.name, 0)
+                readers[path.name] += 1
+    assert set(readers) <= {"base.py", "facts.py", "triton_common.py"}, readers
+
+
+def test_patterns_are_typed_as_the_analysis_found_them():
+    from kernelarc.agents.builtin.moves.facts import GemmPattern, Patterns
+
+    gemm = Patterns.of(example_analysis("kernelbench/gemm_bias_gelu_small.py")).gemm
+    assert isinstance(gemm, GemmPattern) and gemm.form == "linear" and gemm.trans_b
+    assert gemm.b_kn == f"{gemm.b}.t()" and gemm.epilogue[0].op == "gelu" and gemm.epilogue[0].node
+    softmax = Patterns.of(example_analysis("kernelbench/softmax_small.py"))
+    assert softmax.gemm is None and softmax.rowwise.op == "softmax" and softmax.rowwise.cols > 1
+    assert Patterns.of(example_analysis("kernelbench/slow_sum.py")).reduction.unrolled > 1

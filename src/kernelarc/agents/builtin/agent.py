@@ -22,6 +22,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import all_families, families_for
 from kernelarc.agents.builtin.moves.base import Move, MoveFamily, TaskAnalysis
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.notation import CLAIM_CAP, parse_points, point_key, point_text
 from kernelarc.agents.builtin.search import Search, why_not
 from kernelarc.agents.protocol import AgentContext, Proposal, clip_reflection
@@ -208,9 +209,9 @@ def _docstring_head(source: str | None) -> str:
 def _shape_note(analysis: TaskAnalysis | None) -> str:
     if analysis is None:
         return ""
-    gemm = analysis.facts.get("gemm")
+    gemm = Patterns.of(analysis).gemm
     if gemm:
-        return f", GEMM {gemm['M']}x{gemm['N']}x{gemm['K']} {gemm['dtype']}"
+        return f", GEMM {gemm.M}x{gemm.N}x{gemm.K} {gemm.dtype}"
     shapes = [analysis.values[n][0] for n in analysis.input_names if analysis.values.get(n, (None,))[0]]
     return f", inputs {' '.join('x'.join(map(str, s)) for s in shapes)}" if shapes else ""
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves.base import OpNode, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import literal
+from kernelarc.agents.builtin.moves.facts import GemmOperands, Patterns
 from kernelarc.agents.builtin.patterns import CASTS, SOFTMAX_OPS, Graph, op_name
 from kernelarc.agents.builtin.pytorch_source import device_source
 
@@ -98,8 +99,7 @@ class _Simplifier:
         """A max/min over dims of size 1 -> (input, dims, keepdim): its getitems are rewritten."""
         self.rewrites: list[Rewrite] = []
         self.one_shape = len(analysis.task.workloads) == 1
-        self.gemms = {f["node"]: f for f in analysis.facts.get("gemms") or ()
-                      if f["batch"] is None and f["form"] in LINEAR_GEMMS}
+        self.gemms = {g.node: g for g in Patterns.of(analysis).gemms if g.batch is None and g.form in LINEAR_GEMMS}
         self.downstream: set[str] = set(self.gemms)
         """The GEMMs and every node computed from one."""
         for node in self.g.nodes:
@@ -234,36 +234,35 @@ class _Simplifier:
             return False
         x, dims, keepdim = reduced
         found = self._affine_chain(x)
-        if found is None or found[0]["dtype"] not in EXACT_FLOATS:
+        if found is None or found[0].dtype not in EXACT_FLOATS:
             return False
         gemm, steps = found
-        shape = self.g.shape(gemm["node"])
+        shape = self.g.shape(gemm.node)
         axis = {len(shape) - 1: "n", 0: "m"}.get(dims[0]) if len(dims) == 1 else None
         if axis is None or (axis == "m" and len(shape) != 2):
             return False
         if any(not self._constant_along(s[1], shape, dims) for s in steps if s[0] in ("scale", "divide")):
             return False
-        a, b = gemm["a"], gemm["b"]
+        n_dim = 0 if gemm.trans_b else -1  # where B keeps its N columns
         if axis == "n":  # rows of A times B's row sums; count is N
-            count = f"{gemm['b']}.shape[{0 if gemm['trans_b'] else -1}]"
-            value = f"torch.matmul({a}, {b}.sum({0 if gemm['trans_b'] else -1})).unsqueeze(-1)"
+            count = f"{gemm.b}.shape[{n_dim}]"
+            value = f"torch.matmul({gemm.a}, {gemm.b}.sum({n_dim})).unsqueeze(-1)"
         else:  # A's column sums times B; count is M
-            count = f"{gemm['a']}.shape[0]"
-            value = f"torch.matmul({a}.sum(0), {b + '.t()' if gemm['trans_b'] else b}).unsqueeze(0)"
-        if gemm["bias"] is not None:
-            bias = gemm["bias"]
-            value = f"({value} + {bias}.sum())" if axis == "n" else f"({value} + {bias} * {count})"
+            count = f"{gemm.a}.shape[0]"
+            value = f"torch.matmul({gemm.a}.sum(0), {gemm.b_kn}).unsqueeze(0)"
+        if gemm.bias is not None:
+            value = f"({value} + {gemm.bias}.sum())" if axis == "n" else f"({value} + {gemm.bias} * {count})"
         for kind, other in steps:
             value = self._step(kind, other, value, shape, dims, count)
         if op_name(node.target) == "mean":
             value = f"({value} / {count})"
         if not keepdim:
             value = f"{value}.squeeze({dims[0]})"
-        what = (f"{op_name(node.target)} over the {axis.upper()} dim of {gemm['node']} and its affine epilogue: "
+        what = (f"{op_name(node.target)} over the {axis.upper()} dim of {gemm.node} and its affine epilogue: "
                 f"one GEMV on the {'column' if axis == 'n' else 'row'} sums, the GEMM dropped")
         return self._emit(node, value, "linear_reduction", what)
 
-    def _affine_chain(self, x: Any) -> tuple[dict[str, Any], list[tuple[str, Any]]] | None:
+    def _affine_chain(self, x: Any) -> tuple[GemmOperands, list[tuple[str, Any]]] | None:
         """(the GEMM fact, its affine steps in order) when `x` is an affine function of one GEMM's result
         that nothing else reads; None otherwise."""
         steps: list[tuple[str, Any]] = []

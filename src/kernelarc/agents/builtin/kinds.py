@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from kernelarc.agents.builtin.moves.base import TaskAnalysis
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.patterns import CONV_OPS, GEMM_OPS, REDUCTION_OPS
 from kernelarc.task.classify import KernelType
 from kernelarc.task.model import Task
@@ -38,9 +39,9 @@ def graph_kind(analysis: TaskAnalysis) -> KernelType | None:
     if not nodes:
         return None
     targets = [n.target for n in nodes]
-    facts = analysis.facts or {}
-    row = (facts.get("rowwise") or {}).get("op")
-    if facts.get("attention") or any("scaled_dot_product_attention" in t for t in targets):
+    patterns = Patterns.of(analysis)
+    row = patterns.rowwise.op if patterns.rowwise else None
+    if patterns.attention or any("scaled_dot_product_attention" in t for t in targets):
         return KernelType.ATTENTION
     if any(t in CONV_OPS or "conv" in t for t in targets):  # conv_transpose3d.input and other overloads
         return KernelType.CONV

@@ -54,8 +54,8 @@ def source_of(analysis: TaskAnalysis, value: Any) -> str:
 def emit_reason(analysis: TaskAnalysis) -> str | None:
     """Why the captured graph cannot be written back as code, or None when it can."""
     if not analysis.nodes:
-        return analysis.facts.get("emit_blocker") or "the graph is empty"
-    return analysis.facts.get("emit_blocker")
+        return analysis.emit_blocker or "the graph is empty"
+    return analysis.emit_blocker
 
 
 def device_source(analysis: TaskAnalysis) -> str:
@@ -81,7 +81,7 @@ def forward_body(analysis: TaskAnalysis, rewrites: dict[str, str] | None = None)
     Raises:
         ValueError: the graph cannot be re-emitted (`facts["emit_blocker"]`) or holds a literal with no source form.
     """
-    blocker = analysis.facts.get("emit_blocker")
+    blocker = analysis.emit_blocker
     if blocker:
         raise ValueError(blocker)
     rewrites = rewrites or {}

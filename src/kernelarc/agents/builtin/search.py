@@ -225,7 +225,7 @@ class Search:
         (`first_try`: the search starts at torch.compile's level and climbs from there); then the families
         quick to judge before the slow ones."""
         poor = self.losses.get(state.family.name, 0) >= POOR_YIELD_TRAPS
-        launch_bound = self.analysis.facts.get("launch_bound") if self.host_bound is None else self.host_bound
+        launch_bound = self.analysis.launch_bound if self.host_bound is None else self.host_bound
         one_launch = bool(launch_bound and getattr(state.family, "one_launch", False))
         first = bool(getattr(state.family, "first_try", False))
         less = bool(getattr(state.family, "removes_work", False))

@@ -57,7 +57,8 @@ class TaskAnalysis:
     """Why graph capture failed, when it did."""
     facts: dict[str, Any] = field(default_factory=dict)
     """Pattern facts found by the analysis, e.g. {"gemm": {"M":..,"N":..,"K":..,"epilogue":[...]}};
-    the keys and their fields are listed in agents/builtin/patterns.py."""
+    the keys and their fields are listed in agents/builtin/patterns.py. Families read them typed:
+    `moves/facts.py` (`Patterns.of(analysis)`, the template facts) and the properties below."""
     init_signature: str = "self"
     """KernelBench: the reference `Model.__init__` parameter list as source, e.g. `self, in_features`."""
     eager_source: str | None = None
@@ -81,6 +82,26 @@ class TaskAnalysis:
     device: str | None = None
     """The campaign's device (`cpu`, `cuda:0`) when an agent works for one; None for an analysis alone.
     Families that generate code for a card (Inductor's) need it; the rest read shapes only."""
+
+    @property
+    def launch_bound(self) -> bool:
+        """The analysis estimates launches, not bytes or FLOPs, bound the forward on a GPU (`facts`)."""
+        return bool(self.facts.get("launch_bound"))
+
+    @property
+    def total_elements(self) -> int:
+        """Input plus output elements of the first workload."""
+        return int(self.facts.get("total_elements") or 0)
+
+    @property
+    def emit_blocker(self) -> str | None:
+        """Why the graph cannot be written back as code, or None when it can."""
+        return self.facts.get("emit_blocker")
+
+    @property
+    def mode_dependent(self) -> bool:
+        """A KernelBench module that computes otherwise in eval mode (BatchNorm, Dropout)."""
+        return bool(self.facts.get("mode_dependent"))
 
     def typed_refs(self) -> dict[str, tuple[tuple[int, ...] | None, str | None]]:
         """(shape, dtype) of everything a node can name: graph nodes, inputs and parameters."""

@@ -27,6 +27,7 @@ from typing import Any
 from kernelarc.agents.builtin.aten_cpp import NotExpressible, node_statement
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.moves.emit import indent
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import emit_reason, live_nodes, pytorch_module
@@ -184,25 +185,25 @@ def graph_sources(analysis: TaskAnalysis) -> tuple[str, str]:
 
 def _fusable(analysis: TaskAnalysis) -> bool:
     """A GEMM with bias whose first epilogue step cuBLASLt can apply, on a 2-D input."""
-    gemm = analysis.facts.get("gemm")
-    if not gemm or not gemm.get("bias") or not gemm["epilogue"]:
+    gemm = Patterns.of(analysis).gemm
+    if not gemm or not gemm.bias or not gemm.epilogue:
         return False
-    step = gemm["epilogue"][0]
-    shape = analysis.values.get(gemm["a"], (None, None))[0]
+    step = gemm.epilogue[0]
+    shape = analysis.values.get(gemm.a, (None, None))[0]
     return (shape is not None and len(shape) == 2 and
-            (step["op"] == "relu" or (step["op"] == "gelu" and step.get("approximate") in ("none", "tanh"))))
+            (step.op == "relu" or (step.op == "gelu" and step.approximate in ("none", "tanh"))))
 
 
 def _rewrites(analysis: TaskAnalysis, ops: str, names: dict[str, str]) -> dict[str, str]:
     """Node name -> the C++ expression replacing its call, for the point `ops`."""
     if ops != "addmm_activation":
         return {}
-    gemm = analysis.facts["gemm"]
-    step = gemm["epilogue"][0]
-    weight = f"at::_ops::t::call({names[gemm['b']]})" if gemm["trans_b"] else names[gemm["b"]]
+    gemm = Patterns.of(analysis).gemm
+    step = gemm.epilogue[0]
+    weight = f"at::_ops::t::call({names[gemm.b]})" if gemm.trans_b else names[gemm.b]
     one = "at::Scalar(static_cast<int64_t>(1))"
-    return {step["node"]: f"at::_ops::_addmm_activation::call({names[gemm['bias']]}, {names[gemm['a']]}, {weight}, "
-                          f"{one}, {one}, {'true' if step['op'] == 'gelu' else 'false'})"}
+    return {step.node: f"at::_ops::_addmm_activation::call({names[gemm.bias]}, {names[gemm.a]}, {weight}, "
+                       f"{one}, {one}, {'true' if step.op == 'gelu' else 'false'})"}
 
 
 class CppForward:
@@ -218,7 +219,7 @@ class CppForward:
     def applies(self, analysis: TaskAnalysis) -> str | None:
         if analysis.task.format is not TaskFormat.KERNELBENCH:
             return "SOL-ExecBench refuses C++ builds inside Python solutions"
-        if not analysis.facts.get("launch_bound"):
+        if not analysis.launch_bound:
             return "not launch-bound: host overhead per op is not what this forward costs"
         reason = emit_reason(analysis)
         if reason:

@@ -213,7 +213,7 @@ class CudaSmallGemm(OneKernelFamily):
         return facts, reason
 
     def task_reason(self, analysis: TaskAnalysis) -> str | None:
-        if not analysis.facts.get("launch_bound"):
+        if not analysis.launch_bound:
             return "not launch-bound: a GEMM this size belongs to tensor cores, not to one launch of FMAs"
         return None
 

@@ -68,7 +68,7 @@ def eval_mode_fallback(analysis: TaskAnalysis) -> tuple[str, str]:
     otherwise in eval mode (`facts["mode_dependent"]`: BatchNorm, Dropout): the generated code is the
     training-mode graph, as the guard judged it, so after `model.eval()` the module computes as the
     reference does, transplanted as `_eager_forward`. ("", "") where nothing depends on the mode."""
-    if not analysis.facts.get("mode_dependent") or not analysis.eager_source:
+    if not analysis.mode_dependent or not analysis.eager_source:
         return "", ""
     inputs = ", ".join(analysis.input_names)
     return (f"if not self.training:  # generated from (and judged in) training mode\n"

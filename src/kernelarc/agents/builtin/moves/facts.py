@@ -1,7 +1,14 @@
-"""The typed facts the move families read: one parsed, checked description per pattern of
-`TaskAnalysis.facts` (agents/builtin/patterns.py) that more than one family serves, so that a family
-never imports another family's parser. A family that alone serves a pattern keeps its facts beside
-its template. Imports neither torch nor triton.
+"""The typed facts the move families read, so that no family reads the analysis' raw dicts or imports
+another family's parser. Two layers:
+
+- `Patterns.of(analysis)`: every pattern of `TaskAnalysis.facts` (agents/builtin/patterns.py) as found, one
+  frozen record each (`GemmPattern`, `GemmOperands`, `AttentionPattern`, `RowwisePattern`,
+  `ReductionPattern`, `ConvPattern`): what the PyTorch families (library, precision, algebraic) rewrite,
+  since they keep the rest of the graph as it is.
+- Template facts (`GemmFacts`, `RowwiseFacts`): a pattern checked against what a generated kernel can
+  compute (the whole forward, leaf operands, fusable epilogue steps), for the patterns more than one
+  template serves. A family that alone serves a pattern keeps its template facts beside its template.
+Imports neither torch nor triton.
 """
 
 from __future__ import annotations
@@ -19,6 +26,179 @@ from kernelarc.agents.builtin.moves.triton_common import (
     require_leaf,
     require_whole_forward,
 )
+
+# --- the patterns as found -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PatternStep:
+    """One pointwise step (or dtype cast) after a pattern's op, as the analysis found it."""
+
+    op: str
+    """`gelu`, `add`, `mul`, `leaky_relu`, `cast`, ..."""
+    node: str
+    """The node holding this step's result."""
+    scalar: float | None = None
+    tensor: str | None = None
+    broadcast: str | None = None
+    """For a tensor operand: `full` or `row`."""
+    approximate: str | None = None
+    """gelu's approximation (`none`, `tanh`)."""
+    negative_slope: float | None = None
+    dtype: str | None = None
+    """A cast's target dtype."""
+
+
+@dataclass(frozen=True)
+class GemmOperands:
+    """One matmul of the forward, an entry of `facts["gemms"]`: the plain product (no epilogue)."""
+
+    node: str
+    form: str
+    """linear, matmul, mm, addmm, bmm or baddbmm."""
+    a: str
+    """The M x K operand (leading dims flattened into M for linear and matmul)."""
+    b: str
+    """The weight as stored."""
+    trans_b: bool
+    """The op uses b transposed (nn.Linear's [N, K] weight)."""
+    bias: str | None
+    """The op's own bias argument."""
+    M: int
+    N: int
+    K: int
+    batch: int | None
+    """None, or the batch of a bmm."""
+    dtype: str
+    flops: int
+
+    @property
+    def b_kn(self) -> str:
+        """B as the product's K x N operand, as source: `self.linear.weight.t()` for nn.Linear's."""
+        return f"{self.b}.t()" if self.trans_b else self.b
+
+
+@dataclass(frozen=True)
+class GemmPattern(GemmOperands):
+    """`facts["gemm"]`: the largest matmul, with the pointwise steps that consume it one after another."""
+
+    epilogue: tuple[PatternStep, ...] = ()
+    bias_node: str = ""
+    """The node holding matmul + bias: the GEMM itself, or the add that applies a separate bias."""
+    out: str = ""
+    """The node holding the epilogue's result."""
+
+
+@dataclass(frozen=True)
+class AttentionPattern:
+    """`facts["attention"]`: matmul, optional scale and mask, softmax, matmul (or SDPA itself)."""
+
+    form: str
+    """`sdpa` or `matmul_softmax`."""
+    q: str
+    k: str
+    v: str
+    scale: float | None
+    """None: 1/sqrt(head_dim)."""
+    causal: bool
+    attn_mask: str | None
+    masked_fill: str | None
+    """The boolean mask whose True positions the reference fills with -inf, if it spells the mask so."""
+    node: str
+    out: str
+    shape: tuple[int, ...] | None
+    """q's shape."""
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RowwisePattern:
+    """`facts["rowwise"]`: a softmax, log_softmax, norm or cross-entropy over rows, fused or written out."""
+
+    op: str
+    form: str
+    """`fused` (one aten op) or `decomposed` (the maths written out)."""
+    node: str
+    input: str
+    """As stored: a cast that only the pattern reads is looked through (`input_cast`)."""
+    input_cast: dict[str, str] | None
+    dim: int
+    rows: int
+    cols: int
+    dtype: str
+    weight: str | None
+    bias: str | None
+    eps: float | str | None
+    """A constant, or the name of the input that holds it (SOL-ExecBench scalars)."""
+    target: str | None
+    epilogue: tuple[PatternStep, ...]
+    out: str
+
+
+@dataclass(frozen=True)
+class ReductionPattern:
+    """`facts["reduction"]`: a sum, mean, amax or amin, partial sums of slices folded into one."""
+
+    op: str
+    input: str
+    dims: list[int]
+    keepdim: bool
+    node: str
+    out: str
+    input_shape: tuple[int, ...] | None
+    dtype: str
+    unrolled: int
+    """How many partial reductions were folded into it (1: none)."""
+
+
+@dataclass(frozen=True)
+class ConvPattern:
+    """`facts["conv"]`: the forward's first convolution."""
+
+    node: str
+    target: str
+    input: str
+    weight: str
+    bias: str | None
+    dims: int
+    """1, 2 or 3."""
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Every pattern the analysis found, typed; None (or empty) where it found none."""
+
+    gemm: GemmPattern | None
+    gemms: tuple[GemmOperands, ...]
+    attention: AttentionPattern | None
+    rowwise: RowwisePattern | None
+    reduction: ReductionPattern | None
+    conv: ConvPattern | None
+
+    @classmethod
+    def of(cls, analysis: TaskAnalysis) -> Patterns:
+        raw = analysis.facts
+        return cls(gemm=_record(GemmPattern, raw.get("gemm")),
+                   gemms=tuple(_record(GemmOperands, g) for g in raw.get("gemms") or ()),
+                   attention=_record(AttentionPattern, raw.get("attention")),
+                   rowwise=_record(RowwisePattern, raw.get("rowwise")),
+                   reduction=_record(ReductionPattern, raw.get("reduction")),
+                   conv=_record(ConvPattern, raw.get("conv")))
+
+
+def _record(cls: type, raw: dict[str, Any] | None) -> Any:
+    """`raw` as `cls`, its epilogue steps typed; a field the analysis did not write is its default or None."""
+    if raw is None:
+        return None
+    values = {}
+    for f in dataclasses.fields(cls):
+        value = raw.get(f.name, f.default if f.default is not dataclasses.MISSING else None)
+        if f.name == "epilogue":
+            value = tuple(PatternStep(**step) for step in value or ())
+        elif f.name in ("shape", "input_shape") and value is not None:
+            value = tuple(value)
+        values[f.name] = value
+    return cls(**values)
+
 
 # --- a GEMM and its epilogue (triton_gemm, cuda_small_gemm, cutlass_gemm, gemm_then_rowwise) -------
 
@@ -260,5 +440,6 @@ def _check_cross_entropy(analysis: TaskAnalysis, raw: dict[str, Any]) -> None:
         raise ValueError("cross_entropy is templated for [batch, classes] logits")
 
 
-__all__ = ["DEFAULT_EPS", "FORMULAS", "GemmFacts", "IGNORE_INDEX", "KERNEL_NAMES", "OPS", "RowStep", "RowwiseFacts",
-           "value_dtype"]
+__all__ = ["AttentionPattern", "ConvPattern", "DEFAULT_EPS", "FORMULAS", "GemmFacts", "GemmOperands", "GemmPattern",
+           "IGNORE_INDEX", "KERNEL_NAMES", "OPS", "PatternStep", "Patterns", "ReductionPattern", "RowStep", "RowwiseFacts",
+           "RowwisePattern", "ConvPattern", "value_dtype"]

@@ -28,7 +28,7 @@ from kernelarc.agents.builtin.moves.triton_common import (
     next_power_of_2,
     read_facts,
 )
-from kernelarc.agents.builtin.moves.facts import GemmFacts, RowwiseFacts
+from kernelarc.agents.builtin.moves.facts import GemmFacts, Patterns, RowwiseFacts
 from kernelarc.agents.builtin.moves.triton_gemm import (
     TILE_COORDS,
     GemmVariant,
@@ -67,16 +67,17 @@ def read_chain(analysis: TaskAnalysis) -> tuple[Chain | None, str | None]:
     gemm, reason = read_facts(analysis, "gemm", partial(GemmFacts.parse, whole_forward=False))
     if gemm is None:
         return None, reason
-    out, raw = analysis.facts["gemm"]["out"], analysis.facts.get("rowwise")
+    patterns = Patterns.of(analysis)
+    out, found = patterns.gemm.out, patterns.rowwise
     parse = partial(RowwiseFacts.parse, produced=out)
-    if raw is None:
+    if found is None:
         return None, read_facts(analysis, "rowwise", parse)[1]
-    if raw.get("input") != out:
-        return None, f"the row-wise {raw.get('op')} reads {raw.get('input')}, not the GEMM's result {out}"
+    if found.input != out:
+        return None, f"the row-wise {found.op} reads {found.input}, not the GEMM's result {out}"
     if out in analysis.output_names:
         return None, f"the forward also returns the GEMM's result {out}"
     order = {n.name: i for i, n in enumerate(analysis.nodes)}
-    outside = [n.name for n in Graph(analysis).users.get(out, []) if order[n.name] > order.get(raw["node"], -1)]
+    outside = [n.name for n in Graph(analysis).users.get(out, []) if order[n.name] > order.get(found.node, -1)]
     if outside:
         return None, f"the GEMM's result {out} is also read by {', '.join(outside)}, after the row-wise op"
     row, reason = read_facts(analysis, "rowwise", parse)

@@ -19,6 +19,7 @@ from typing import Any
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import IS_STRICT_UPPER_TRIANGLE
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import emit_reason, forward_body, pytorch_module, source_of
 
@@ -38,41 +39,40 @@ class LibraryGemm:
     language = "pytorch"
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        gemm = analysis.facts.get("gemm")
+        gemm = Patterns.of(analysis).gemm
         if gemm is None:
             return "no GEMM in the task"
-        if gemm["batch"] is not None:
-            return f"the GEMM is batched ({gemm['form']}); cuBLASLt epilogues need a 2-D GEMM"
+        if gemm.batch is not None:
+            return f"the GEMM is batched ({gemm.form}); cuBLASLt epilogues need a 2-D GEMM"
         return emit_reason(analysis) or (None if self.space(analysis) else "the GEMM already runs in the fused form")
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        gemm = analysis.facts["gemm"]
-        first = gemm["epilogue"][0]["op"] if gemm["epilogue"] else None
-        act = first == "relu" or (first == "gelu" and gemm["epilogue"][0].get("approximate") in ("none", "tanh"))
-        forms = [{"form": "addmm_activation"}] if act and gemm["bias"] else []
+        gemm = Patterns.of(analysis).gemm
+        first = gemm.epilogue[0] if gemm.epilogue else None
+        act = first is not None and (first.op == "relu" or (first.op == "gelu" and first.approximate in ("none", "tanh")))
+        forms = [{"form": "addmm_activation"}] if act and gemm.bias else []
         forms += [{"form": "addmm"}, {"form": "linear"}]
-        return [p for p in forms if p["form"] != gemm["form"] and (p["form"] != "linear" or gemm["trans_b"])]
+        return [p for p in forms if p["form"] != gemm.form and (p["form"] != "linear" or gemm.trans_b)]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
-        gemm = analysis.facts["gemm"]
-        shape_a = analysis.values.get(gemm["a"], (None,))[0] or _node_shape(analysis, gemm["a"])
-        a, restore = _reshape_2d(gemm["a"], analysis, gemm["K"], shape_a)
-        w_t = f"{gemm['b']}.t()" if gemm["trans_b"] else gemm["b"]
-        bias = gemm["bias"]
+        gemm = Patterns.of(analysis).gemm
+        shape_a = analysis.values.get(gemm.a, (None,))[0] or _node_shape(analysis, gemm.a)
+        a, restore = _reshape_2d(gemm.a, analysis, gemm.K, shape_a)
+        bias = gemm.bias
         form = params["form"]
         if form == "addmm_activation":
-            step = gemm["epilogue"][0]
-            use_gelu = step["op"] == "gelu"
-            rewrites = {step["node"]: f"torch._addmm_activation({bias}, {a}, {w_t}, use_gelu={use_gelu}){restore}"}
-            what = f"bias+{step['op']} fused into the cuBLASLt GEMM epilogue"
+            step = gemm.epilogue[0]
+            use_gelu = step.op == "gelu"
+            rewrites = {step.node: f"torch._addmm_activation({bias}, {a}, {gemm.b_kn}, use_gelu={use_gelu}){restore}"}
+            what = f"bias+{step.op} fused into the cuBLASLt GEMM epilogue"
         elif form == "addmm":
-            expr = f"torch.addmm({bias}, {a}, {w_t})" if bias else f"torch.mm({a}, {w_t})"
-            rewrites = {gemm["bias_node"]: expr + restore}
+            expr = f"torch.addmm({bias}, {a}, {gemm.b_kn})" if bias else f"torch.mm({a}, {gemm.b_kn})"
+            rewrites = {gemm.bias_node: expr + restore}
             what = "bias folded into one addmm call" if bias else "one mm call"
         else:
-            rewrites = {gemm["bias_node"]: f"F.linear({gemm['a']}, {gemm['b']}, {bias})"}
+            rewrites = {gemm.bias_node: f"F.linear({gemm.a}, {gemm.b}, {bias})"}
             what = "matmul and bias as one F.linear call"
-        return _move(self.name, analysis, params, rewrites, what, f"{gemm['M']}x{gemm['N']}x{gemm['K']}")
+        return _move(self.name, analysis, params, rewrites, what, f"{gemm.M}x{gemm.N}x{gemm.K}")
 
 
 SDPA_BACKENDS = {"cudnn": "CUDNN_ATTENTION", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
@@ -89,26 +89,25 @@ class LibrarySdpa:
     language = "pytorch"
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        att = analysis.facts.get("attention")
-        if att is None:
+        if Patterns.of(analysis).attention is None:
             return "no attention (SDPA or matmul-softmax-matmul) in the task"
         return emit_reason(analysis)
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        att = analysis.facts["attention"]
-        low = att["dtype"] in ("float16", "bfloat16")
+        att = Patterns.of(analysis).attention
+        low = att.dtype in ("float16", "bfloat16")
         points = [{"backend": b} for b in SDPA_BACKENDS if low or b not in _LOW_PRECISION_ONLY]
-        return ([] if att["form"] == "sdpa" else [{"backend": "default"}]) + points
+        return ([] if att.form == "sdpa" else [{"backend": "default"}]) + points
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
-        att = analysis.facts["attention"]
+        att = Patterns.of(analysis).attention
         backend = params["backend"]
-        masked = att.get("masked_fill")
-        options = [f"attn_mask={att['attn_mask']}"] if att["attn_mask"] else []
-        options += ["is_causal=True"] if att["causal"] else []
-        options += [f"scale={att['scale']!r}"] if att["scale"] is not None else []
+        masked = att.masked_fill
+        options = [f"attn_mask={att.attn_mask}"] if att.attn_mask else []
+        options += ["is_causal=True"] if att.causal else []
+        options += [f"scale={att.scale!r}"] if att.scale is not None else []
         call = f"F.scaled_dot_product_attention(q, k, v{''.join(', ' + o for o in options)})"
-        head, args = "def _attention(q, k, v):\n", f"{att['q']}, {att['k']}, {att['v']}"
+        head, args = "def _attention(q, k, v):\n", f"{att.q}, {att.k}, {att.v}"
         if masked:  # the reference fills True positions with -inf: SDPA's boolean mask is the opposite
             call = call[:-1] + ", **_mask_options(masked))"
             head, args = "def _attention(q, k, v, masked):\n", f"{args}, {masked}"
@@ -122,9 +121,9 @@ class LibrarySdpa:
             imports = "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
         if masked:
             helper = _MASK_OPTIONS + "\n\n\n" + helper
-        rewrites = {att["node"]: f"_attention({args})"}
+        rewrites = {att.node: f"_attention({args})"}
         return _move(self.name, analysis, params, rewrites, f"attention via SDPA, {backend} backend",
-                     "x".join(map(str, att["shape"] or ())), helpers=helper, imports=imports)
+                     "x".join(map(str, att.shape or ())), helpers=helper, imports=imports)
 
 
 _MASK_OPTIONS = f'''def _mask_options(masked):
@@ -150,14 +149,14 @@ class LibraryOps:
     def _rewrites(self, analysis: TaskAnalysis) -> dict[str, tuple[str, str]]:
         """Rewrite id -> (node, expression)."""
         found = {}
-        red = analysis.facts.get("reduction")
-        if red and red["unrolled"] > 1:
-            found["sum"] = (red["out"], f"torch.sum({red['input']}, dim={red['dims']}, keepdim={red['keepdim']})")
-        row = analysis.facts.get("rowwise")
-        if row and row["op"] == "rms_norm" and row["form"] == "decomposed":
-            eps = row["eps"] if isinstance(row["eps"], str) else repr(float(row["eps"]))
-            x = row["input_cast"]["node"] if row["input_cast"] else row["input"]  # the norm reads the cast value
-            found["rms_norm"] = (row["node"], f"F.rms_norm({x}, [{row['cols']}], {row['weight']}, {eps})")
+        patterns = Patterns.of(analysis)
+        red, row = patterns.reduction, patterns.rowwise
+        if red and red.unrolled > 1:
+            found["sum"] = (red.out, f"torch.sum({red.input}, dim={red.dims}, keepdim={red.keepdim})")
+        if row and row.op == "rms_norm" and row.form == "decomposed":
+            eps = row.eps if isinstance(row.eps, str) else repr(float(row.eps))
+            x = row.input_cast["node"] if row.input_cast else row.input  # the norm reads the cast value
+            found["rms_norm"] = (row.node, f"F.rms_norm({x}, [{row.cols}], {row.weight}, {eps})")
         return found
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
@@ -179,25 +178,25 @@ class LibraryChannelsLast:
     language = "pytorch"
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        conv = analysis.facts.get("conv")
+        conv = Patterns.of(analysis).conv
         if conv is None:
             return "no convolution in the task"
-        if conv["dims"] != 2:
-            return f"channels_last applies to 2-d convolutions, this one is {conv['dims']}-d"
+        if conv.dims != 2:
+            return f"channels_last applies to 2-d convolutions, this one is {conv.dims}-d"
         return emit_reason(analysis)
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         return [{"output": "contiguous"}, {"output": "channels_last"}]
 
     def render(self, analysis: TaskAnalysis, params: dict[str, Any]) -> Move:
-        conv = analysis.facts["conv"]
-        node = next(n for n in analysis.nodes if n.name == conv["node"])
+        conv = Patterns.of(analysis).conv
+        node = next(n for n in analysis.nodes if n.name == conv.node)
         rest = ", ".join(source_of(analysis, a) for a in node.args[1:])
-        expr = f"torch.ops.{node.target}({conv['input']}.contiguous(memory_format=torch.channels_last), {rest})"
+        expr = f"torch.ops.{node.target}({conv.input}.contiguous(memory_format=torch.channels_last), {rest})"
         if params["output"] == "contiguous":
             expr += ".contiguous()"
         init = "self.to(memory_format=torch.channels_last)" if analysis.param_names else ""
-        return _move(self.name, analysis, params, {conv["node"]: expr}, "convolution on channels-last (NHWC) tensors",
+        return _move(self.name, analysis, params, {conv.node: expr}, "convolution on channels-last (NHWC) tensors",
                      "", init_extra=init)
 
 

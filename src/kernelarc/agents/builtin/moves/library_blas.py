@@ -18,6 +18,7 @@ from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.notation import claim_text, point_text
 from kernelarc.agents.builtin.pytorch_source import ON_GPU, wrapped_module
 
@@ -74,9 +75,9 @@ class LibraryBlas:
     language = "pytorch"
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        if "gemm" not in analysis.facts and "gemm_dual" not in analysis.facts:
+        if Patterns.of(analysis).gemm is None:  # a dual GEMM has its largest GEMM too
             return "no GEMM in the task"
-        if analysis.facts.get("launch_bound"):
+        if analysis.launch_bound:
             return "launch-bound: switching the BLAS path costs host time the GEMM cannot win back"
         if not analysis.eager_source:
             return "the reference's forward could not be read for transplanting"

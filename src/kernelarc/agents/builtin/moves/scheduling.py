@@ -111,8 +111,8 @@ class CudaGraph:
     """Off the GPU its candidate is the reference called plainly: nothing to measure."""
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
-        if not analysis.facts.get("launch_bound"):
-            return (f"not launch-bound: {analysis.facts.get('total_elements', 0)} input and output elements "
+        if not analysis.launch_bound:
+            return (f"not launch-bound: {analysis.total_elements} input and output elements "
                     "(CUDA graphs pay off below about a million)")
         return _transplant_reason(analysis)
 
@@ -138,7 +138,7 @@ class TorchCompile:
         return _transplant_reason(analysis)
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
-        if not analysis.facts.get("launch_bound"):
+        if not analysis.launch_bound:
             return [{"mode": m} for m in GRAPHS_LAST]
         modes = list(COMPILE_MODES)
         modes.remove("reduce-overhead")

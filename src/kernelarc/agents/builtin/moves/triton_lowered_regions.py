@@ -23,6 +23,7 @@ from typing import Any
 from kernelarc.agents.builtin.moves import conv_nodes, gemm_nodes, pool_nodes, register_family, scan_nodes
 from kernelarc.agents.builtin.moves.base import Move, OpNode, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, literal
+from kernelarc.agents.builtin.moves.facts import Patterns
 from kernelarc.agents.builtin.moves.triton_common import claim, dedupe, describe_params, launch_keywords
 from kernelarc.agents.builtin.moves.triton_pointwise_regions import (
     FLOAT_DTYPES,
@@ -160,7 +161,7 @@ class TritonLoweredRegionsFamily:
         if not (others or gemms):
             return ("the decomposed forward has no reduction, scan, GEMM, convolution or pooling to write "
                     "(triton_pointwise_regions covers pointwise runs)")
-        if analysis.facts.get("gemm") and not (others or regions):
+        if Patterns.of(analysis).gemm and not (others or regions):
             return "a lone GEMM, nothing to fuse: the GEMM families (tensor_cores, arch) write it"
         kernels = len(others) + len(gemms) + len(regions)
         if kernels > MAX_KERNELS:
