@@ -96,6 +96,18 @@ def test_the_rewrite_drops_the_work_and_passes_the_guard(tmp_path, name, source,
     assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
 
 
+def test_in_a_graph_that_writes_in_place_an_identity_is_a_copy(tmp_path):
+    """`x.sum(1, keepdim=True)` over a size-1 dim is x, but the reference's result was a fresh tensor: an
+    in-place add on it must not write into the input."""
+    source = _task_source("", "        y = torch.sum(x, dim=1, keepdim=True)\n        y.add_(1.0)\n        return y * 2.0",
+                          "torch.rand(16, 1, 8)")
+    task = task_file(tmp_path, "in_place", source)
+    move = FAMILY.render(analyze(task), {"rules": "all"})
+    assert "x.clone()" in move.source
+    evaluation = evaluate(task, candidate_from_source(move.source, task), device="cpu", settings=FAST_GUARD)
+    assert evaluation.verdict is not Verdict.REJECT, evaluation.reason
+
+
 def test_low_precision_gemm_sums_are_left_alone(tmp_path):
     """In bf16 the reference rounds each product before summing: a GEMV does not reproduce that noise."""
     assert FAMILY.applies(analyze(task_file(tmp_path, "bf16_sum", BF16_SUM))).startswith("no algebraic identity")

@@ -99,6 +99,8 @@ class _Simplifier:
         """A max/min over dims of size 1 -> (input, dims, keepdim): its getitems are rewritten."""
         self.rewrites: list[Rewrite] = []
         self.one_shape = len(analysis.task.workloads) == 1
+        self.mutates = any(n.target.startswith("aten.") and n.target.split(".")[1].endswith("_") for n in self.g.nodes)
+        """The graph writes some tensor in place: a value an identity makes of another must then be a copy."""
         self.gemms = {g.node: g for g in Patterns.of(analysis).gemms if g.batch is None and g.form in LINEAR_GEMMS}
         self.downstream: set[str] = set(self.gemms)
         """The GEMMs and every node computed from one."""
@@ -126,10 +128,12 @@ class _Simplifier:
         return True
 
     def _same(self, node: OpNode, name: str, what: str, rule: str = "identity") -> bool:
-        """`node` is the value of `name`: an output that would be an input itself is copied."""
+        """`node` is the value of `name`. A copy where one name for both could be seen: an output that would
+        be an input itself, or any value in a graph that writes tensors in place (`y.add_(1)` on what was a
+        fresh reduction would otherwise write into `name`, an input perhaps)."""
         self.alias[node.name] = name
         is_value = name in self.analysis.values and node.name in self.analysis.output_names
-        return self._emit(node, f"{name}.clone()" if is_value else name, rule, what)
+        return self._emit(node, f"{name}.clone()" if is_value or self.mutates else name, rule, what)
 
     def _full(self, node: OpNode, value: float) -> bool:
         if not self.one_shape or node.shape is None or node.dtype is None:
