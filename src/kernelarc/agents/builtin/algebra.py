@@ -102,11 +102,14 @@ class _Simplifier:
         self.mutates = any(n.target.startswith("aten.") and n.target.split(".")[1].endswith("_") for n in self.g.nodes)
         """The graph writes some tensor in place: a value an identity makes of another must then be a copy."""
         self.gemms = {g.node: g for g in Patterns.of(analysis).gemms if g.batch is None and g.form in LINEAR_GEMMS}
-        self.downstream: set[str] = set(self.gemms)
+        self.downstream: set[str] = set()
         """The GEMMs and every node computed from one."""
-        for node in self.g.nodes:
-            if any(r in self.downstream for r in _names(node.args)):
-                self.downstream.add(node.name)
+        stack = list(self.gemms)
+        while stack:
+            name = stack.pop()
+            if name not in self.downstream:
+                self.downstream.add(name)
+                stack.extend(user.name for user in self.g.users.get(name, []))
 
     def run(self) -> Simplification:
         for node in self.g.nodes:
@@ -348,15 +351,6 @@ class _Simplifier:
             summed = f"{other}.sum({[d - offset for d in dims]}, keepdim=True)"
         sign = {"add": "+", "sub": "-"}.get(kind)
         return f"({value} {sign} {summed})" if sign else f"({summed} - {value})"
-
-
-def _names(values: Any) -> list[str]:
-    """Every string inside a node's (nested) arguments."""
-    if isinstance(values, str):
-        return [values]
-    if isinstance(values, (list, tuple)):
-        return [name for v in values for name in _names(v)]
-    return []
 
 
 def _is_number(value: Any) -> bool:
