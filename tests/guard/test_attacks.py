@@ -186,6 +186,17 @@ def test_shell_commands_run_in_the_sandbox_only(relu_task, host_dir):
     assert list(host_dir.iterdir()) == [] and accepted == []
 
 
+def test_the_side_holds_no_capability_to_remount_the_host(relu_task, host_dir):
+    """Run by root, bwrap used to keep every capability inside the side's user namespace: a candidate remounted
+    the read-only view, wrote host files as root and planted code in a module the judge imported later."""
+    roofline = REPO / "src" / "kernelarc" / "roofline" / "__init__.py"
+    before = roofline.read_bytes()
+    ev = _judge(relu_task, "remount_host.py", HOST_FILE=str(host_dir / "escaped"))
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+    assert "CapEff:\t0000000000000000" in ev.log_tail and "remount b'/' 0 " not in ev.log_tail, ev.log_tail
+    assert list(host_dir.iterdir()) == [] and roofline.read_bytes() == before
+
+
 @pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
 @pytest.mark.heavy
 def test_native_code_runs_in_the_sandbox_only(relu_task, host_dir):
@@ -252,4 +263,9 @@ def test_user_files_run_directory_and_memory_database_are_out_of_reach(relu_task
 
 def test_replies_with_fields_of_the_wrong_types_never_crash_the_judge(relu_task):
     ev = _judge(relu_task, "forge_malformed_replies.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+
+
+def test_negative_sizes_whose_product_matches_never_crash_the_judge(relu_task):
+    ev = _judge(relu_task, "negative_sizes.py")
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason

@@ -8,7 +8,7 @@ in the judge. Imports without torch.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -28,7 +28,9 @@ class Described(Reply):
     kind: Literal["tensor", "subclass", "other"]
     type: str | None = None
     dtype: str | None = None
-    shape: list[int] | None = None
+    shape: list[Annotated[int, Field(ge=0)]] | None = None
+    """Sizes as the side says them: a negative one (whose product still matched the byte count) crashed the
+    judge's view of the mailbox until it was refused here."""
     offset: int | None = Field(default=None, ge=0)
     nbytes: int | None = Field(default=None, ge=0)
 

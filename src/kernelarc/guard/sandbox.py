@@ -147,8 +147,11 @@ def _python_paths() -> list[str]:
 
 def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None, device: str,
                   extensions: Path | None = None, compiled: Path | None = None) -> list[str]:
-    args = [binary, "--die-with-parent", "--new-session", "--unshare-all", "--ro-bind", "/", "/",
-            "--dev", "/dev", "--proc", "/proc"]
+    # --cap-drop ALL: run by root, bwrap keeps every capability inside the side's user namespace unless told
+    # otherwise, and the side could remount the read-only view read-write and write host files as root, the
+    # kernelarc sources the judge imports included (a red-team candidate did, 2026-12-03; docs/guard.md).
+    args = [binary, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for hidden in (*HIDDEN_BY_DEFAULT, *policy_hidden):
         if os.path.isdir(hidden):
             args += ["--tmpfs", hidden]
