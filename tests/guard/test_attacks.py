@@ -266,6 +266,25 @@ def test_replies_with_fields_of_the_wrong_types_never_crash_the_judge(relu_task)
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
 
 
+def test_folders_of_any_depth_are_removed_and_never_crash_the_judge(relu_task, tmp_path):
+    """A 3000-deep chain of folders in the scratch folder and in the compiler caches: the judge removes the one
+    and keeps the other (a campaign's build cache), and once raised RecursionError doing so."""
+    from kernelarc.guard.build_cache import BuildCache
+
+    source = (ATTACKS / "deep_folders.py").read_text()
+    with Judge(relu_task, build_cache=BuildCache(tmp_path / "cache"), warm=False) as judge:
+        ev = judge.evaluate(candidate_from_source(source, relu_task, name="deep_folders"), device="cpu",
+                            settings=FAST, trusted=True)
+    assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+
+
+def test_a_side_that_forks_faster_than_it_can_be_stopped_is_rejected_in_seconds(relu_task):
+    started = time.monotonic()
+    ev = _judge(relu_task, "runaway_forks.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert "kept starting processes" in ev.reason and time.monotonic() - started < 60
+
+
 def test_negative_sizes_whose_product_matches_never_crash_the_judge(relu_task):
     ev = _judge(relu_task, "negative_sizes.py")
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason

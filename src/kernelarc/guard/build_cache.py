@@ -33,6 +33,8 @@ from pathlib import Path
 from kernelarc.guard import sandbox
 from kernelarc.guard.candidate import Candidate
 
+UNREADABLE = (OSError, RecursionError)
+"""What walking or copying a folder a side wrote can raise: it may be any depth (shutil and pathlib recurse)."""
 COMPILED_CAP_BYTES = 1 << 30
 """A side's compiler caches larger than this are not kept (copying them would cost what they save)."""
 
@@ -63,7 +65,7 @@ class BuildCache:
             if restored and sandbox.needs_owner_change():  # the side runs as nobody and rebuilds in place
                 for path in [extensions, *extensions.rglob("*")]:
                     os.chown(path, sandbox.NOBODY, sandbox.NOBODY, follow_symlinks=False)
-        except OSError:  # a cache that cannot be read costs a build, never the evaluation
+        except UNREADABLE:  # a cache that cannot be read costs a build, never the evaluation
             return set()
         return restored
 
@@ -77,10 +79,14 @@ class BuildCache:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{build.name}.{os.getpid()}")
-                shutil.copytree(build, partial, symlinks=True)
+                try:
+                    shutil.copytree(build, partial, symlinks=True)
+                except UNREADABLE:
+                    sandbox.remove_tree(partial)
+                    raise
                 os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
                 kept.append(build.name)
-        except OSError:  # nor one that cannot be written
+        except UNREADABLE:  # nor one that cannot be written
             pass
         return kept
 
@@ -95,7 +101,7 @@ class BuildCache:
             if sandbox.needs_owner_change():  # the side runs as nobody and writes to its caches
                 for path in paths:
                     os.chown(path, sandbox.NOBODY, sandbox.NOBODY, follow_symlinks=False)
-        except OSError:
+        except UNREADABLE:
             return 0
         return sum(1 for p in paths if p.is_file())
 
@@ -103,6 +109,7 @@ class BuildCache:
         """Keep what the side's compilers cached, when it holds more files than the copy kept for this
         candidate (a side restored from the kept copy holds all of it, plus what it compiled since)."""
         target = self.root / "kept" / candidate.hash / "compiled"
+        partial = target.with_name(f".compiled.{os.getpid()}.{id(compiled)}")
         try:
             files = [p for p in compiled.rglob("*") if p.is_file() and not p.is_symlink()]
             if not files or sum(p.stat().st_size for p in files) > COMPILED_CAP_BYTES:
@@ -110,14 +117,14 @@ class BuildCache:
             if target.is_dir() and sum(1 for p in target.rglob("*") if p.is_file()) >= len(files):
                 return False
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".compiled.{os.getpid()}.{id(compiled)}")
             shutil.copytree(compiled, partial, symlinks=True)
             old = target.with_name(f".old.{os.getpid()}.{id(compiled)}")
             if target.exists():
                 os.replace(target, old)
             os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
-            shutil.rmtree(old, ignore_errors=True)
-        except OSError:
+            sandbox.remove_tree(old)
+        except UNREADABLE:
+            sandbox.remove_tree(partial)
             return False
         return True
 

@@ -260,6 +260,9 @@ class Session:
             return Failure("REWARD_HACK", f"{who}'s side sent a reply no honest side writes ({f.detail})", workload)
         if f.kind == "memory":
             return Failure("RUNTIME_ERROR", f"{who} {f.detail}", workload)
+        if f.kind == "runaway":
+            return Failure("REWARD_HACK" if side is self.cand else "RUNTIME_ERROR",
+                           f"{who}'s side {f.detail}: nothing of it may run while another side is timed", workload)
         if f.detail == "exited with code 0":
             return Failure("REWARD_HACK", f"{who}'s side exited during {self.stage} without answering "
                                           "(sys.exit or os._exit in the code?)", workload)
@@ -408,7 +411,10 @@ class Session:
                 other.process.thaw()
             stopped[:] = [s for s in (self.inc, self.cand) if s is not side and s is not self.ref]
             for other in stopped:
-                other.process.freeze()
+                try:
+                    other.process.freeze()
+                except SideFailure as f:  # it forked faster than it could be stopped: its own failure
+                    raise self._side_failure(other, f, None) from None
             holder[:] = [side]
             self._count(f"{side.role} turn", time.monotonic() - started)
 

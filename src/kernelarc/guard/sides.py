@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -47,13 +46,18 @@ WATCH_INTERVAL_S = 0.5
 """How often the judge looks at a side's resident memory while waiting for a reply."""
 
 
+FREEZE_LIMIT_S = 1.0
+"""How long the judge keeps walking a side's process tree to stop it (an honest side's walk takes milliseconds)."""
+
+
 @dataclass
 class SideFailure(Exception):
     """A side did not answer a request properly; `kind` says how."""
 
     kind: str
-    """`timeout`, `died`, `protocol` (a malformed or oversized reply), `memory` (over its cap) or `cut`
-    (the caller's cutoff passed: no fault of the side's)."""
+    """`timeout`, `died`, `protocol` (a malformed or oversized reply), `memory` (over its cap), `runaway`
+    (it kept starting processes while the judge stopped them) or `cut` (the caller's cutoff passed: no
+    fault of the side's)."""
     detail: str
 
     def __str__(self) -> str:
@@ -233,7 +237,7 @@ class SideProcess:
                 os.close(fd)
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        sandbox.remove_tree(self.scratch)
         try:
             self._log_path().unlink()
         except OSError:
@@ -241,9 +245,22 @@ class SideProcess:
 
     def freeze(self) -> None:
         """Stop every process of the side (SIGSTOP) while another side is timed: no thread of it can
-        launch work that would slow the other down. Walked until no new process appears."""
+        launch work that would slow the other down. Walked until no new process appears, for at most
+        FREEZE_LIMIT_S: a candidate whose processes fork successors faster than the walk stops them held a
+        freeze for 60-70 s, outside every deadline (until its pids wrapped), and the time was charged to the
+        other side's request.
+
+        Raises:
+            SideFailure: `runaway`, the side kept starting processes for the whole limit (it is killed).
+        """
         stopped: set[int] = set()
+        limit = time.monotonic() + FREEZE_LIMIT_S
         while pending := [p for p in descendants(self.proc.pid) if p not in stopped]:
+            if time.monotonic() > limit:
+                self._frozen = stopped
+                self.kill()
+                raise SideFailure("runaway", f"kept starting processes for {FREEZE_LIMIT_S:g} s while the judge "
+                                             f"stopped them ({len(stopped)} stopped)")
             for p in pending:
                 try:
                     os.kill(p, signal.SIGSTOP)
