@@ -285,6 +285,16 @@ def test_a_side_that_forks_faster_than_it_can_be_stopped_is_rejected_in_seconds(
     assert "kept starting processes" in ev.reason and time.monotonic() - started < 60
 
 
+def test_a_side_that_skips_its_bookkeeping_gains_at_most_what_the_cap_allows():
+    """The CPU's measure is the judge's clock less the incumbent's bookkeeping: a side that computes into its
+    mailbox and reports no time of its own once read 15,000-31,000x. Now the subtraction is capped at half a
+    block's time: at most 2x from the trick (the same arithmetic as the reference), 8x with the CPU's noise."""
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "mul_add_large.py")
+    for _ in range(2):
+        ev = _judge(task, "skip_bookkeeping.py")
+        assert ev.verdict is Verdict.REJECT or ev.speedup < 8.0, ev.reason
+
+
 def test_negative_sizes_whose_product_matches_never_crash_the_judge(relu_task):
     ev = _judge(relu_task, "negative_sizes.py")
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason

@@ -58,6 +58,8 @@ CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 CPU_WARMUP_CALLS = 3
 """Untimed calls on the CPU before timing; their median per-call time sizes the blocks."""
+CPU_SUBTRACTED = 0.5
+"""On the CPU, the incumbent's bookkeeping is subtracted from a block's per-call time up to this share of it."""
 FLOOR_SHARE = 0.8
 """A candidate's median wall time may not fall below this share of its kernels' time (less the residual
 floor): the profiler's records and the CUDA events disagree by more than clocks drift apart."""
@@ -483,8 +485,10 @@ class Session:
                 # outputs and inputs come back inside the timed request, and the candidate's are all checked.
                 request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
                            "specs": specs, "sync_end": sync_end[side.role], "capture": True,
-                           "send_outputs": not self.on_cuda, "return_inputs": not self.on_cuda}
+                           "send_outputs": not self.on_cuda}
                 turn(side)
+                if not self.on_cuda:  # the judge's clock is the measure: inputs drawn outside it (side.op_stage)
+                    self.ask(side, {"op": "stage", "workload": uuid, "seeds": seeds[b]}, workload=uuid)
                 reply = self.ask(side, request, workload=uuid)
                 block = self.parse(side, reply, TimeReply, uuid)
                 got = self._samples(side, block, reply.seconds, k, uuid)
@@ -511,8 +515,10 @@ class Session:
             for role in judged:
                 per_block = [sum(reported[role][b * k:(b + 1) * k]) / k for b in range(n_blocks)]
                 # Never below what the side itself measured, nor below a microsecond (a ratio needs both
-                # sides above zero): jitter can push a tiny call's difference under nothing.
-                times.wall[role] = Samples(tuple(max(t - bookkeeping, own, MIN_SAMPLE_MS)
+                # sides above zero): jitter can push a tiny call's difference under nothing. Never more than
+                # CPU_SUBTRACTED of the judge's time either: a side that skips its bookkeeping would otherwise
+                # have the incumbent's subtracted from its calls.
+                times.wall[role] = Samples(tuple(max(t - min(bookkeeping, CPU_SUBTRACTED * t), own, MIN_SAMPLE_MS)
                                                  for t, own in zip(judged[role], per_block)))
 
     def _check_block(self, uuid: str, seeds: list[int], block: TimeReply) -> None:

@@ -88,6 +88,8 @@ class Side:
         self._round_inputs: dict[str, list] = {}
         """Each workload's inputs of the last correctness call: the next round's values are written
         into them, so a cache keyed on addresses sees new values at old addresses and answers stale."""
+        self._staged: tuple[tuple, list] | None = None
+        """(workload and seeds, their inputs) drawn by `op_stage` for the next timed block."""
 
     # -- plumbing -------------------------------------------------------------------------------
     def sync(self) -> None:
@@ -272,14 +274,30 @@ class Side:
                 self.sync()
         return {}
 
+    def op_stage(self, h: dict) -> dict:
+        """Draw the inputs of the next timed block ahead of its timed request (on the CPU, where the judge's
+        clock around that request is the measure: drawing them inside it put 20 ms of bookkeeping per call
+        beside a 2 ms call, which a candidate's rewritten side skipped to look 20,000x faster)."""
+        self.settle()
+        self.captured = []
+        key = (h["workload"], tuple(h["seeds"]))
+        self._staged = None  # one block in memory
+        self._staged = (key, [self.inputs(h["workload"], s) for s in h["seeds"]])
+        return {}
+
     def op_time(self, h: dict) -> dict:
-        """Time one call on each of `seeds` (fresh inputs each), keeping every call's outputs for `fetch`."""
+        """Time one call on each of `seeds` (fresh inputs each, drawn now or by `op_stage`), keeping every
+        call's outputs for `fetch`."""
         from kernelarc.guard import timing
 
         self.settle()
         specs = self.specs(h)
-        self.captured = []  # the last block's outputs go before this block's inputs arrive: one block in memory
-        staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
+        key = (h["workload"], tuple(h["seeds"]))
+        if self._staged is not None and self._staged[0] == key:
+            staged, self._staged = self._staged[1], None
+        else:
+            self.captured = []  # the last block's outputs go before this block's inputs arrive: one block in memory
+            staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
         calls = [self.callee.bind(inputs, specs) for inputs in staged]
         mode = h["mode"]
         keep = self.captured.append if h.get("capture", True) else None
