@@ -13,10 +13,10 @@ The flow (each step a request with its stage's deadline):
                the judge's clock around every block; audited calls fetched and checked
 
 What the judge believes of a timed block. On the CPU, its own clock: a sample is the judge's time for
-a block of calls per call, less the incumbent side's median bookkeeping per call (staging the
-inputs, copying and sending back the outputs: the same code on both sides), and never less than the
-side's own measure; every timed call's
-outputs and inputs come back inside the request and the candidate's are all checked. On CUDA the
+a block of calls per call, less the incumbent side's median bookkeeping per call (copying and sending
+back the outputs: the same code on both sides; the inputs are drawn in a request of their own before),
+at most half of that time and never less than the side's own measure; every timed call's outputs come
+back inside the request and the candidate's are all checked. On CUDA the
 side's samples (CUDA events, kernel spans) are finer than any clock outside the process, so they
 count if they fit the judge's clock: a block's residual (judge time minus the samples, per call) is
 the side's bookkeeping, the same code on both sides; a candidate whose residual exceeds the
@@ -482,7 +482,7 @@ class Session:
         with self.turns() as turn:
             for side, b in self._pairs(n_blocks):
                 # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
-                # outputs and inputs come back inside the timed request, and the candidate's are all checked.
+                # outputs come back inside the timed request, and the candidate's are all checked.
                 request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
                            "specs": specs, "sync_end": sync_end[side.role], "capture": True,
                            "send_outputs": not self.on_cuda}
@@ -522,7 +522,7 @@ class Session:
                                                  for t, own in zip(judged[role], per_block)))
 
     def _check_block(self, uuid: str, seeds: list[int], block: TimeReply) -> None:
-        """CPU: the outputs and inputs of every timed call of the block, checked like a correctness round."""
+        """CPU: the outputs of every timed call of the block, checked like a correctness round."""
         if block.calls is None or len(block.calls) != len(seeds):
             raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
         for seed, call in zip(seeds, block.calls):
