@@ -24,6 +24,15 @@ def test_max_autotune_candidate_changes_only_the_mode(task_path):
     ast.parse(tuned.source)
     diff = difflib.ndiff(default.splitlines(), tuned.source.splitlines())
     added = [line[2:] for line in diff if line.startswith("+ ")]
-    assert f"    return torch.compile(fn, mode={MAX_AUTOTUNE_MODE!r})" in added
+    assert f"    return torch.compile(fn, mode={MAX_AUTOTUNE_MODE!r}, **options)" in added
     assert sum("_kernelarc_compile(" in line for line in added) == 2  # its definition and the one call
     assert tuned.entry == baseline_candidates(task)[COMPILE].entry
+
+
+def test_sol_compile_baseline_compiles_one_static_graph_per_workload():
+    """A symbolic graph compiled at the second shape would serve every later workload (the timed kernel
+    would depend on the order the workloads ran in); the limit holds every workload's graph."""
+    task = load_task(EXAMPLES / "sol" / "rmsnorm_small")
+    source = baseline_candidates(task)[COMPILE].source
+    assert "torch.compile(_kernelarc_reference_run, dynamic=False)" in source
+    assert f"recompile_limit, {len(task.workloads)})" in source

@@ -23,7 +23,7 @@ def compile_mode_candidate(task: Task, mode: str) -> Candidate:
     if section < 0 or call < section:
         raise RuntimeError(f"kernelarc.campaign.baselines no longer ends its compile baseline with a {_SECTION!r} "
                            f"section calling {_CALL!r}: update kernelarc.bench.baselines")
-    helper = f"def _kernelarc_compile(fn):\n    return torch.compile(fn, mode={mode!r})\n\n\n"
+    helper = f"def _kernelarc_compile(fn, **options):\n    return torch.compile(fn, mode={mode!r}, **options)\n\n\n"
     baseline = source[section:].replace("(default mode)", f"(mode {mode})").replace(_CALL, "_kernelarc_compile(")
     return candidate_from_source(source[:section] + helper + baseline, task,
                                  name=f"baseline_compile_{mode.replace('-', '_')}")

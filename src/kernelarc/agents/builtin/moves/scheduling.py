@@ -132,7 +132,10 @@ class TorchCompile:
     strategy = "scheduling"
     language = "pytorch"
     slow_to_judge = True
-    """Inductor compiles for 10 s to minutes per candidate: the search tries cheaper families first."""
+    """Inductor compiles for 10 s to minutes per candidate: the search tries cheaper families first.
+    One static graph per shape (`dynamic=False`), as the SOL compile baseline; unlike that trusted baseline a
+    candidate may not raise torch's recompile limit (the static gate refuses global settings), so past 8
+    workloads the rest run eagerly, and the guard times them so."""
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         return _transplant_reason(analysis)
