@@ -7,7 +7,7 @@ candidate that reuses the reference's `Model`).
 
 A SOL-ExecBench task's torch.compile baseline compiles one static graph per workload (`dynamic=False`,
 the recompile limit raised to hold them all). With torch.compile's default, the second shape it meets
-recompiles the function with symbolic sizes, and that graph then serves every later call: which kernel a
+recompiles the function with symbolic sizes, and that graph then serves every later call it fits: which kernel a
 workload is timed with depends on the order the workloads ran in (SOL-ExecBench's driver compiles and
 times one workload at a time; the guard checks every workload before it times any), and a symbolic
 kernel is the weaker baseline for a fixed shape. A KernelBench task has one shape, where both agree.
