@@ -10,6 +10,13 @@ stage does), torch.compile (default) compiled and timed one workload at a time (
 does), and torch.compile with dynamic=False (one static graph per shape).
 
     python3 bench/gpu/clock_pair_probe.py SOL_EXECBENCH_SRC OUT.json PROBLEM_DIR...
+
+What it showed on the H200 (session 17, docs/benchmarks.md): in one process the official clock read every
+callable 2.1x (guard / official 0.42-0.57, from 3 us kernels to 0.4 ms chains) of what the same tool reads
+in its own process, so two CUPTI clients in one process do not share a clock (torch's profiler most likely
+sets CUPTI's timestamps for both): its official column witnesses only that. The guard's column, in a
+plain process, read Olmo-3's compiled kernel at 2.85 us, against 3.20 us inside the guard's side and
+2.69 us in the official tool.
 """
 
 from __future__ import annotations
