@@ -36,3 +36,16 @@ def test_sol_compile_baseline_compiles_one_static_graph_per_workload():
     source = baseline_candidates(task)[COMPILE].source
     assert "torch.compile(_kernelarc_reference_run, dynamic=False)" in source
     assert f"recompile_limit, {len(task.workloads)})" in source
+
+
+@pytest.mark.heavy
+def test_sol_compile_baseline_passes_the_guard_on_every_workload():
+    """The static graphs, one per workload, compile and match the reference (Inductor on the CPU)."""
+    from kernelarc.guard.judge import Judge
+    from kernelarc.guard.types import Status
+
+    task = load_task(EXAMPLES / "sol" / "rmsnorm_small")
+    with Judge(task, warm=False) as judge:
+        evaluation = judge.evaluate(baseline_candidates(task)[COMPILE], device="cpu", trusted=True)
+    assert evaluation.status is Status.PASSED, evaluation.reason
+    assert len(evaluation.workloads) == len(task.workloads) > 1
