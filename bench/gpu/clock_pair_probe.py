@@ -36,6 +36,10 @@ from kernelarc.task import load_task  # noqa: E402
 from kernelarc.task.runtime import TaskRuntime  # noqa: E402
 
 ROUNDS, CALLS, REP = 3, 20, 50
+COMPILED = (("compile, warmed on every workload first", {}, True),
+            ("compile, one workload at a time", {}, False),
+            ("compile dynamic=False, warmed on every workload first", {"dynamic": False}, True))
+"""(label, torch.compile options, every workload called once before any is timed)."""
 
 
 def official_ms(fn, inputs) -> float:
@@ -73,22 +77,14 @@ def probe(problem: str, flush) -> list[dict]:
 
     for w in task.workloads:
         record("eager", ref, w.uuid)
-    torch._dynamo.reset()
-    warmed = torch.compile(ref)
-    for w in task.workloads:
-        warmed(*inputs[w.uuid])
-    for w in task.workloads:
-        record("compile, warmed on every workload first", warmed, w.uuid)
-    torch._dynamo.reset()
-    in_order = torch.compile(ref)
-    for w in task.workloads:
-        record("compile, one workload at a time", in_order, w.uuid)
-    torch._dynamo.reset()
-    static = torch.compile(ref, dynamic=False)
-    for w in task.workloads:
-        static(*inputs[w.uuid])
-    for w in task.workloads:
-        record("compile dynamic=False, warmed on every workload first", static, w.uuid)
+    for label, options, warm_first in COMPILED:
+        torch._dynamo.reset()
+        compiled = torch.compile(ref, **options)
+        if warm_first:
+            for w in task.workloads:
+                compiled(*inputs[w.uuid])
+        for w in task.workloads:
+            record(label, compiled, w.uuid)
     return rows
 
 
