@@ -178,7 +178,7 @@ def test_a_sides_whole_tree_is_found_and_frozen(tmp_path):
     import subprocess
     import sys
 
-    from kernelarc.guard.sides import _descendants_by_scan, descendants
+    from kernelarc.guard.watchdog import _descendants_by_scan, descendants
 
     root = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, start_new_session=True)
     try:

@@ -6,7 +6,7 @@ namespace), and gives in one command everything the guard needs: a PID namespace
 every descendant along (setsid children included), a fresh /proc that shows no other process, no
 network, a read-only view of the file system with private writable scratch, and a cleared
 environment. `unshare` alone would need our own mount set-up code, the place such sandboxes go
-wrong. When the judge runs as root, the sandbox is also started as `nobody` (a real other uid), so
+wrong. When the judge runs as root, the side runs as `nobody` (a real other uid, `side_identity`), so
 root-only files stay unreadable even through the read-only view.
 
 The policy: the whole file system read-only; home directories, /tmp, /run and the caller's private
@@ -35,9 +35,14 @@ from one evaluation into another is found up to date (torch's build files hold a
 COMPILED_INSIDE = Path("/tmp/kernelarc-compiled")
 """Where a side's Triton and Inductor caches live, inside every sandbox: one fixed path, so a cache kept
 from one evaluation of a candidate is found again by the next (guard/build_cache.py)."""
+SHM_BYTES = 64 << 20
+"""Size of the side's /dev/shm, its only writable tmpfs (POSIX semaphores and shared memory live there):
+what it holds is memory outside every cap, so it stays small."""
 HIDDEN_BY_DEFAULT = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/mnt", "/media", "/srv")
 NVIDIA_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 UNSAFE_FLAG = "--unsafe-no-sandbox"
+SIDE_UID_VARIABLE = "KERNELARC_SIDE_UID"
+"""Set inside the sandbox when the side must become this uid itself (`side_identity` `drop`)."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -54,6 +59,9 @@ class SandboxPolicy:
     """Cap on the side's memory; None = 80% of the machine's."""
     cpu_seconds: int = 3600
     """Cap on the CPU time of each process in the sandbox (RLIMIT_CPU)."""
+    disk_bytes: int = 8 << 30
+    """Cap on what the side writes to disk: its scratch folder (builds, compiler caches), its log and the
+    unlinked files it holds open (guard/watchdog.py)."""
     required: bool = True
     """Refuse to start a side without a sandbox (raise SandboxUnavailable) instead of running it bare."""
     bwrap: str | None = field(default=None, compare=False)
@@ -73,8 +81,11 @@ def probe(bwrap: str | None = None) -> str | None:
     binary = bwrap or shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed: `apt install bubblewrap` (docs/guard.md)"
+    command = ["true"]
+    if side_identity() == "drop":  # the side's first act there: it must be able to
+        command = [sys.executable, "-S", "-c", f"import os; os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})"]
     try:
-        done = subprocess.run(_bwrap_prefix(binary, [], scratch=None, device="cpu") + ["true"],
+        done = subprocess.run(_bwrap_prefix(binary, [], scratch=None, device="cpu") + command,
                               capture_output=True, timeout=30, preexec_fn=_drop_privileges)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap could not start: {e}"
@@ -86,17 +97,39 @@ def probe(bwrap: str | None = None) -> str | None:
 
 def _drop_privileges() -> None:
     """As root, become `nobody` before the side (or bwrap) starts: it is then another uid for the kernel too."""
-    if needs_owner_change():
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+    if side_identity() == "nobody":
+        become(NOBODY)
+
+
+def become(uid: int) -> None:
+    """Take `uid` (and its number as the gid) for good, with no supplementary groups."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
 
 
 @functools.lru_cache(maxsize=1)
+def side_identity() -> str:
+    """Which uid a side runs as, and how it gets it.
+
+    `user`: the judge is an ordinary user; the side keeps that uid (in bwrap's user namespace).
+    `nobody`: the judge is root and `nobody` can reach this Python on the host: bwrap itself is started
+    as `nobody`, a real other uid.
+    `drop`: the judge is root and this Python lives where `nobody` cannot go (under /root): bwrap runs as
+    root without a user namespace, keeps only CAP_SETUID and CAP_SETGID, and the side becomes `nobody`
+    before it imports anything else (side.main). In a user namespace of root's instead, the side is uid 0
+    to the kernel, owner of every root file: a red-team side read /etc/shadow so (2026-12-03).
+    """
+    if os.geteuid() != 0:
+        return "user"
+    if all(_reachable_by_others(Path(p).resolve() / "x") for p in _python_paths()):
+        return "nobody"
+    return "drop"
+
+
 def needs_owner_change() -> bool:
-    """True when sides run as `nobody` (the judge is root, and `nobody` can reach this Python): their
-    writable folders must then be theirs."""
-    return os.geteuid() == 0 and all(_reachable_by_others(Path(p).resolve() / "x") for p in _python_paths())
+    """True when sides run as `nobody`: their writable folders must then be theirs."""
+    return side_identity() != "user"
 
 
 def _reachable_by_others(path: Path) -> bool:
@@ -150,12 +183,30 @@ def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None
     # --cap-drop ALL: run by root, bwrap keeps every capability inside the side's user namespace unless told
     # otherwise, and the side could remount the read-only view read-write and write host files as root, the
     # kernelarc sources the judge imports included (a red-team candidate did, 2026-12-03; docs/guard.md).
-    args = [binary, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for hidden in (*HIDDEN_BY_DEFAULT, *policy_hidden):
-        if os.path.isdir(hidden):
-            args += ["--tmpfs", hidden]
-    for path in _python_paths():  # bound back over the tmpfs above (a venv in a home directory)
+    if side_identity() == "drop":  # no user namespace: root's would make the side uid 0 to the kernel
+        namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                      "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        namespaces = ["--unshare-all", "--cap-drop", "ALL"]
+    args = [binary, "--die-with-parent", "--new-session", *namespaces,
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    hidden_dirs = [h for h in (*HIDDEN_BY_DEFAULT, *policy_hidden) if os.path.isdir(h)]
+    # Outer paths first, so that neither hides the other: a venv in a home directory is bound back over the
+    # home's tmpfs, and a run directory under a folder on sys.path is hidden after that folder is bound (bound
+    # first, pytest's rootdir on sys.path had shown the run directory again, 2026-12-03).
+    mounts = sorted([(h, "hidden") for h in hidden_dirs] + [(p, "python") for p in _python_paths()],
+                    key=lambda mount: len(Path(mount[0]).parts))
+    made: set[str] = set()
+    for path, kind in mounts:
+        if kind == "hidden":
+            args += ["--tmpfs", path]
+            continue
+        # Folders bwrap makes on the way to a bind are 0700: `nobody` could not pass them to a Python under /root.
+        for folder in _folders_inside(path, hidden_dirs):
+            if folder not in made:
+                made.add(folder)
+                args += ["--perms", "0755", "--dir", folder]
         args += ["--ro-bind", path, path]
     if device.startswith("cuda"):
         index = int(device.split(":")[1]) if ":" in device else 0
@@ -168,7 +219,21 @@ def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None
         args += ["--bind", str(extensions), str(EXTENSIONS_INSIDE)]
     if compiled is not None:
         args += ["--bind", str(compiled), str(COMPILED_INSIDE)]
+    # Last, once every mount point inside them exists: the tmpfs over hidden paths and /dev read-only (tmpfs
+    # pages are neither address space nor resident memory, so no memory cap sees them: a red-team side wrote
+    # 2 GiB to them under a 1 GiB cap, 2026-12-03). The mounts bound inside them stay as they are.
+    for path in (*hidden_dirs, "/dev"):
+        args += ["--remount-ro", path]
     return args
+
+
+def _folders_inside(path: str, hidden: list[str]) -> list[str]:
+    """The folders between a hidden tmpfs and `path` below it, outermost first (none if it is not below one)."""
+    target = Path(path)
+    for root in map(Path, hidden):
+        if root in target.parents:
+            return [str(p) for p in reversed(target.parents) if root in p.parents]
+    return []
 
 
 def sandbox_command(argv: list[str], *, policy: SandboxPolicy, scratch: Path, device: str,
@@ -178,6 +243,8 @@ def sandbox_command(argv: list[str], *, policy: SandboxPolicy, scratch: Path, de
     args = _bwrap_prefix(binary, [str(p) for p in policy.hidden], scratch=scratch, device=device,
                          extensions=extensions, compiled=compiled)
     args.append("--clearenv")
+    if side_identity() == "drop":
+        env = {**env, SIDE_UID_VARIABLE: str(NOBODY)}
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
@@ -217,6 +284,9 @@ def limits(policy: SandboxPolicy, device: str, background: bool = False):
             lowered_priority()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
+        # No single file past either cap, even where the watchdog looks late (its mailbox is memory).
+        largest = max(policy.memory_cap(), policy.disk_bytes)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (largest, largest))
         if device == "cpu":  # CUDA reserves terabytes of address space: there the judge watches RSS
             cap = policy.memory_cap()
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -226,4 +296,4 @@ def limits(policy: SandboxPolicy, device: str, background: bool = False):
 
 __all__ = ["SandboxPolicy", "SandboxUnavailable", "probe", "sandbox_command", "limits", "lowered_priority", "gpu_nodes",
            "remove_tree",
-           "needs_owner_change", "COMPILED_INSIDE", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]
+           "needs_owner_change", "side_identity", "become", "SIDE_UID_VARIABLE", "COMPILED_INSIDE", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]

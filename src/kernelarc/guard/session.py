@@ -43,7 +43,7 @@ from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.types import KernelShare
-from kernelarc.guard.wire import copy_regions, tensor_nbytes
+from kernelarc.guard.wire import WireError, copy_regions, tensor_nbytes
 from kernelarc.task.model import Task
 
 M = TypeVar("M")
@@ -326,7 +326,11 @@ class Session:
             raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
         outputs = [d.model_dump() for d in call.outputs]
         inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else None
-        copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
+        try:
+            copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
+        except WireError as e:  # its mailbox cannot shrink (wire.sealed_mailbox): nothing an honest side does
+            raise Failure("REWARD_HACK", f"workload {uuid}, {where}: the candidate's mailbox changed under the "
+                                         f"judge's copy ({e})", uuid) from None
         request = {"op": "check", "workload": uuid, "seed": seed, "outputs": copies[:len(outputs)],
                    "atol": self.settings.atol, "rtol": self.settings.rtol,
                    "required_matched_ratio": self.settings.matched_ratio}

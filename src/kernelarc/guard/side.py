@@ -23,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from kernelarc.guard import wire
+from kernelarc.guard import sandbox, wire
 
 FORWARD_SEED_SALT = 0x9E3779B97F4A7C15
 
@@ -334,18 +334,20 @@ class Side:
                 return
             op = request.get("op")
             handler = getattr(self, f"op_{op}", None)
+            answered = {"nonce": request.get("nonce")}  # the judge matches every reply to its request
             if op == "exit":
-                wire.send(reply_fd, {"ok": True})
+                wire.send(reply_fd, {"ok": True, **answered})
                 return
             try:
                 if handler is None:
                     raise ValueError(f"unknown request {op!r}")
-                wire.send(reply_fd, {"ok": True, **handler(request)})
+                wire.send(reply_fd, {"ok": True, **handler(request), **answered})
             except CandidateFailure as f:
-                wire.send(reply_fd, {"ok": False, "status": f.status, "message": f.message})
+                wire.send(reply_fd, {"ok": False, "status": f.status, "message": f.message, **answered})
             except Exception as e:  # noqa: BLE001 - a bug of ours: reported, the judge decides
                 traceback.print_exc()
-                wire.send(reply_fd, {"ok": False, "internal": one_line(e), "traceback": traceback.format_exc()[-4000:]})
+                wire.send(reply_fd, {"ok": False, "internal": one_line(e), "traceback": traceback.format_exc()[-4000:],
+                                     **answered})
 
 
 def _refill(previous: list | None, fresh: list) -> list:
@@ -417,6 +419,8 @@ def import_compilers() -> None:
 
 def main(argv: list[str]) -> int:
     device, cmd_fd, reply_fd, mailbox_fd = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+    if uid := os.environ.pop(sandbox.SIDE_UID_VARIABLE, None):  # sandbox.side_identity `drop`: before anything runs
+        sandbox.become(int(uid))
     import torch  # noqa: F401 - before the first request: a pooled side waits here already warm
 
     try:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -28,6 +30,7 @@ from pathlib import Path
 from kernelarc.guard import sandbox, wire
 from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.scrub import scrub
+from kernelarc.guard.watchdog import MAX_FILES, WATCH_INTERVAL_S, WATCHDOG, descendants, usage
 
 ENV_ALLOWLIST = (
     "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
@@ -42,8 +45,6 @@ ENV_ALLOWLIST = (
 """Variables a side may inherit; everything else (API keys, tokens, cloud credentials) is dropped."""
 KILL_GRACE_S = 3.0
 LOG_TAIL_CHARS = 4000
-WATCH_INTERVAL_S = 0.5
-"""How often the judge looks at a side's resident memory while waiting for a reply."""
 
 
 FREEZE_LIMIT_S = 1.0
@@ -55,7 +56,7 @@ class SideFailure(Exception):
     """A side did not answer a request properly; `kind` says how."""
 
     kind: str
-    """`timeout`, `died`, `protocol` (a malformed or oversized reply), `memory` (over its cap), `runaway`
+    """`timeout`, `died`, `protocol` (a malformed or oversized reply), `memory` or `disk` (over its cap), `runaway`
     (it kept starting processes while the judge stopped them) or `cut` (the caller's cutoff passed: no
     fault of the side's)."""
     detail: str
@@ -129,12 +130,14 @@ class SideProcess:
         if sandbox.needs_owner_change():
             for path in (self.scratch, self.scratch / "tmp", self.extensions, self.compiled):
                 os.chown(path, sandbox.NOBODY, sandbox.NOBODY)
+            # bwrap enters it before the side drops to nobody (`drop`), as root without CAP_DAC_OVERRIDE.
+            os.chmod(self.scratch, 0o711)
         self._log_fd = os.open(self._log_path(), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         cmd_r, self._cmd_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
         for fd in (self._cmd_w, reply_w):
             wire.widen(fd)
-        self.mailbox = os.memfd_create("kernelarc-mailbox", 0)
+        self.mailbox = wire.sealed_mailbox()
         """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
         argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
         env = side_env(self.scratch, device, sandbox.COMPILED_INSIDE if sandboxed else self.compiled)
@@ -149,6 +152,9 @@ class SideProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self._frozen: set[int] = set()
+        self.breach: SideFailure | None = None
+        """Set by the watchdog when the side went past a cap (it is then killed): its next request fails so."""
+        WATCHDOG.watch(self)
 
     def _log_path(self) -> Path:
         """The log lives beside the scratch folder, never inside it: the side cannot replace it by a link."""
@@ -161,13 +167,23 @@ class SideProcess:
         """Send one request and wait for its reply until `deadline` (time.monotonic()), or until the
         caller's `cutoff` passes (checked every WATCH_INTERVAL_S: it may move while the side works).
 
+        Every request carries a nonce, drawn now, that its reply must echo, and a reply waiting before its
+        request is sent is a protocol failure: a side once did a timed block during the untimed request
+        before it and wrote the timed request's reply ahead, so that the judge's clock saw only the read
+        (KEEP 54-63x on the CPU, docs/guard.md).
+
         Raises:
             SideFailure: the side timed out, died, broke the protocol or outgrew its memory cap; kind
                 `cut` when the cutoff passed first (the side is then in no state to be asked again).
         """
+        if self.breach is not None:
+            raise self._died()
+        if select.select([self._reply_r], [], [], 0)[0] and self.proc.poll() is None:
+            raise SideFailure("protocol", f"a reply was waiting before the {header.get('op')!r} request was sent")
+        nonce = secrets.token_hex(8)
         t0 = time.perf_counter()
         try:
-            wire.send(self._cmd_w, header)
+            wire.send(self._cmd_w, {**header, "nonce": nonce})
         except (BrokenPipeError, OSError):
             raise self._died() from None
 
@@ -187,22 +203,41 @@ class SideProcess:
             if self.proc.poll() is not None or str(e) == "closed":
                 raise self._died() from None
             raise SideFailure("protocol", str(e)) from None
-        return Reply(header_back, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        if header_back.get("nonce") != nonce:
+            raise SideFailure("protocol", f"a reply that does not answer the {header.get('op')!r} request (its nonce)")
+        return Reply(header_back, seconds)
 
     def _watch(self) -> None:
-        """While waiting for a reply: a side that died, or outgrew its memory cap, ends the wait."""
-        if self.proc.poll() is not None:
+        """While waiting for a reply: a side that died (or was killed by the watchdog) ends the wait."""
+        if self.breach is not None or self.proc.poll() is not None:
             raise self._died()
-        self._check_memory()
 
-    def _check_memory(self) -> None:
-        cap = self.policy.memory_cap()
-        rss = tree_rss(self.proc.pid)
-        if rss > cap:
-            self.kill()
-            raise SideFailure("memory", f"used {rss / 2**30:.1f} GiB of host memory, over its cap of {cap / 2**30:.1f} GiB")
+    def inspect(self) -> None:
+        """The watchdog's look (guard/watchdog.py): a side past its memory or disk cap is killed, and
+        `breach` says why."""
+        if self.breach is not None or self.proc.poll() is not None:
+            return
+        used = usage(self.proc.pid, self.scratch, self._log_fd, self.mailbox)
+        memory, disk = self.policy.memory_cap(), self.policy.disk_bytes
+        gib = 2**30
+        if used.memory > memory:
+            breach = SideFailure("memory", f"used {used.memory / gib:.1f} GiB of host memory, over its cap of "
+                                           f"{memory / gib:.1f} GiB")
+        elif used.disk > disk or used.files > MAX_FILES:
+            breach = SideFailure("disk", f"wrote {used.disk / gib:.2f} GiB in {used.files} files to disk, over its "
+                                         f"cap of {disk / gib:.2f} GiB and {MAX_FILES} files")
+        elif used.hidden is not None:
+            breach = SideFailure("memory", f"hid the files its process {used.hidden} holds open from the judge")
+        else:
+            return
+        self.breach = breach
+        self.kill()
 
     def _died(self) -> SideFailure:
+        if self.breach is not None:
+            self.kill()
+            return self.breach
         try:
             code = self.proc.wait(timeout=KILL_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -225,6 +260,7 @@ class SideProcess:
 
     def close(self, grace_s: float = 1.0) -> None:
         """Ask the side to leave, then make sure that it and everything it started are gone."""
+        WATCHDOG.forget(self)
         if self.proc.poll() is None:
             try:
                 wire.send(self._cmd_w, {"op": "exit"})
@@ -296,67 +332,6 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-_CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
-"""Whether this kernel lists each thread's children (CONFIG_PROC_CHILDREN)."""
-
-
-def descendants(pid: int) -> list[int]:
-    """`pid` and every process below it, seen from this PID namespace.
-
-    Walks the tree through each thread's /proc `children` list: a few reads per process of the side,
-    where a scan of all of /proc costs milliseconds on a busy machine and the judge walks a side's tree
-    around every timed request (about 9 ms of the guard's time per request on the H200, 2026-12-02).
-    Falls back to the scan where the kernel has no `children` lists."""
-    if not _CHILDREN_LISTS:
-        return _descendants_by_scan(pid)
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        try:
-            threads = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for thread in threads:
-            try:
-                with open(f"/proc/{p}/task/{thread}/children", "rb") as f:
-                    todo.extend(int(child) for child in f.read().split())
-            except (OSError, ValueError):
-                continue
-    return found
-
-
-def _descendants_by_scan(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().rsplit(b")", 1)[1].split()
-            children.setdefault(int(stat[1]), []).append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
-
-
-def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants (0 where it cannot be read)."""
-    total, page = 0, os.sysconf("SC_PAGE_SIZE")
-    for p in descendants(pid):
-        try:
-            with open(f"/proc/{p}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * page
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
 class SidePool:
     """Started, idle sides per device, importing torch while earlier evaluations run.
 
@@ -404,4 +379,4 @@ class SidePool:
             side.close(grace_s=0.2)
 
 
-__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "tree_rss", "descendants", "ENV_ALLOWLIST"]
+__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "ENV_ALLOWLIST"]

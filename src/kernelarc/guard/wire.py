@@ -112,6 +112,20 @@ def describe(value) -> dict:
     return {"kind": "tensor", "dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)}
 
 
+def sealed_mailbox() -> int:
+    """A new mailbox memfd that may grow but never shrink, and takes no other seal.
+
+    A side shares its mailbox with the judge, which checks that a region lies inside it and then copies
+    it: a thread of a candidate's side that shrank the file between the two made the copy fail inside
+    the judge (an uncaught WireError in about 3 of 30 evaluations, docs/guard.md). F_SEAL_SEAL keeps a
+    side from adding F_SEAL_WRITE or F_SEAL_GROW, which would make the judge's own writes into it fail."""
+    import fcntl
+
+    fd = os.memfd_create("kernelarc-mailbox", os.MFD_ALLOW_SEALING)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return fd
+
+
 class Mailbox:
     """A side's shared-memory mailbox (a memfd the judge created and passed in): tensors too big for
     the pipes travel through it. The side writes its own mailbox; the judge copies what it checks
@@ -201,5 +215,5 @@ def tensor_nbytes(description: dict) -> int:
     return n * sizes[description["dtype"]]
 
 
-__all__ = ["WireError", "WireTimeout", "Mailbox", "send", "receive", "widen", "describe", "copy_regions",
+__all__ = ["WireError", "WireTimeout", "Mailbox", "sealed_mailbox", "send", "receive", "widen", "describe", "copy_regions",
            "tensor_nbytes", "ALIGN"]
