@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -251,3 +254,40 @@ def test_background_sides_and_the_seeds_generation_yield_the_cpu(monkeypatch):
     with pytest.raises(ValueError):  # no reply from the (not started) child
         inductor_code._run_child(load_task(FIXTURES / "tasks" / "relu_tiny.py"), "cpu", "default")
     assert seen["preexec_fn"] is sandbox.lowered_priority
+
+
+def test_only_plain_tensors_and_scalars_travel_from_the_reference_side():
+    """The timed inputs the reference side hands over (side.op_stage): anything a mailbox and JSON cannot carry
+    as it is (strides, autograd state, a subclass, an object) is drawn by each timed side instead."""
+    import torch
+
+    from kernelarc.guard.side import TENSOR, staged_item
+
+    cpu = torch.device("cpu")
+    assert staged_item(torch, torch.ones(3, 4), cpu) == TENSOR
+    assert staged_item(torch, torch.ones(3, 4).t(), cpu) is None
+    assert staged_item(torch, torch.ones(3, requires_grad=True), cpu) is None
+    assert staged_item(torch, torch.nn.Parameter(torch.ones(3)), cpu) is None
+    assert staged_item(torch, 3, cpu) == {"value": 3} and staged_item(torch, None, cpu) == {"value": None}
+    assert staged_item(torch, (2, 3), cpu) == {"tuple": [2, 3]} and staged_item(torch, [1.5], cpu) == {"value": [1.5]}
+    assert staged_item(torch, float("nan"), cpu) is None and staged_item(torch, torch.float32, cpu) is None
+    assert staged_item(torch, [torch.ones(1)], cpu) is None
+
+
+@pytest.mark.slow
+def test_a_private_path_under_a_folder_on_sys_path_stays_hidden(tmp_path, monkeypatch):
+    """Bound after the run directory's tmpfs, a folder on sys.path (pytest's rootdir) showed the run directory
+    again: outer paths are mounted first."""
+    if sandbox.probe() is not None:
+        pytest.skip(f"no sandbox: {sandbox.probe()}")
+    outer = Path(__file__).resolve().parents[2] / ".attack-scratch" / tmp_path.name
+    private = outer / "run"
+    private.mkdir(parents=True)
+    try:
+        (private / "campaign.sqlite").write_text("private")
+        monkeypatch.setattr(sys, "path", [*sys.path, str(outer)])
+        command = sandbox._bwrap_prefix("bwrap", [str(private)], scratch=None, device="cpu") + ["ls", "-A", str(private)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+    finally:
+        shutil.rmtree(outer, ignore_errors=True)

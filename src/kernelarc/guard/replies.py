@@ -51,6 +51,13 @@ class SpecsReply(Reply):
     """Where the reference drew a KernelBench module's weights (task/runtime.py): the other sides do the same."""
 
 
+class StageReply(Reply):
+    """The reference side's inputs of a timed block: per call, per input, `{"tensor": Described}` in its
+    mailbox, `{"value": ...}` or `{"tuple": [...]}`; None where some input cannot travel so."""
+
+    inputs: list[list[dict]] | None
+
+
 class TimeReply(Reply):
     """A timed block: one sample per call, and on CUDA's device pass what the profiler saw."""
 
@@ -82,4 +89,4 @@ class TimeReply(Reply):
         return v
 
 
-__all__ = ["Reply", "Described", "CallReply", "SpecsReply", "TimeReply"]
+__all__ = ["Reply", "Described", "CallReply", "SpecsReply", "StageReply", "TimeReply"]

@@ -13,10 +13,11 @@ The flow (each step a request with its stage's deadline):
                the judge's clock around every block; audited calls fetched and checked
 
 What the judge believes of a timed block. On the CPU, its own clock: a sample is the judge's time for
-a block of calls per call, less the incumbent side's median bookkeeping per call (copying and sending
-back the outputs: the same code on both sides; the inputs are drawn in a request of their own before),
-at most half of that time and never less than the side's own measure; every timed call's outputs come
-back inside the request and the candidate's are all checked. On CUDA the
+a block of calls per call, less the incumbent side's median bookkeeping per call (taking in the inputs,
+copying and sending back the outputs: the same code on both sides; the inputs are drawn by the reference
+side beforehand and handed over inside the clock), at most half of that time and never less than the
+side's own measure; every timed call's outputs come back inside the request and the candidate's are all
+checked. On CUDA the
 side's samples (CUDA events, kernel spans) are finer than any clock outside the process, so they
 count if they fit the judge's clock: a block's residual (judge time minus the samples, per call) is
 the side's bookkeeping, the same code on both sides; a candidate whose residual exceeds the
@@ -29,6 +30,7 @@ copies the side made of every call.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from contextlib import contextmanager
@@ -38,7 +40,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
-from kernelarc.guard.replies import KERNELS_REPORTED, CallReply, Described, SpecsReply, TimeReply
+from kernelarc.guard.replies import KERNELS_REPORTED, CallReply, Described, SpecsReply, StageReply, TimeReply
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
@@ -483,29 +485,41 @@ class Session:
         reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
-        with self.turns() as turn:
-            for side, b in self._pairs(n_blocks):
-                # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
-                # outputs come back inside the timed request, and the candidate's are all checked.
-                request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid, "seeds": seeds[b],
-                           "specs": specs, "sync_end": sync_end[side.role], "capture": True,
-                           "send_outputs": not self.on_cuda}
-                turn(side)
-                if not self.on_cuda:  # the judge's clock is the measure: inputs drawn outside it (side.op_stage)
-                    self.ask(side, {"op": "stage", "workload": uuid, "seeds": seeds[b]}, workload=uuid)
-                reply = self.ask(side, request, workload=uuid)
-                block = self.parse(side, reply, TimeReply, uuid)
-                got = self._samples(side, block, reply.seconds, k, uuid)
-                reported[side.role] += got
-                judged[side.role].append(1000.0 * reply.seconds / k)
-                residual[side.role].append(1000.0 * reply.seconds / k - sum(got) / k)
-                if side is self.cand and not self.on_cuda:
-                    self._check_block(uuid, seeds[b], block)
-                elif side is self.cand:
-                    for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
-                        fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
-                        self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
-                                   "an audited timed call", audit=True)
+        staging = None if self.on_cuda else os.memfd_create("kernelarc-timed-inputs")
+        staged, staged_block = None, None
+        try:
+            with self.turns() as turn:
+                for side, b in self._pairs(n_blocks):
+                    # Both sides keep a copy of every call's outputs (the same bookkeeping); on the CPU every call's
+                    # outputs come back inside the timed request, and the candidate's are all checked.
+                    request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
+                               "seeds": seeds[b], "specs": specs, "sync_end": sync_end[side.role], "capture": True,
+                               "send_outputs": not self.on_cuda}
+                    if staging is not None and staged_block != b:
+                        staged, staged_block = self._stage_inputs(uuid, seeds[b], staging), b
+                    turn(side)
+                    handed_s = 0.0
+                    if staged is not None:  # the judge's clock is the measure: it holds the handing over too
+                        started = time.perf_counter()
+                        request["inputs"] = self._hand_inputs(staged, staging, side)
+                        handed_s = time.perf_counter() - started
+                    reply = self.ask(side, request, workload=uuid)
+                    seconds = reply.seconds + handed_s
+                    block = self.parse(side, reply, TimeReply, uuid)
+                    got = self._samples(side, block, seconds, k, uuid)
+                    reported[side.role] += got
+                    judged[side.role].append(1000.0 * seconds / k)
+                    residual[side.role].append(1000.0 * seconds / k - sum(got) / k)
+                    if side is self.cand and not self.on_cuda:
+                        self._check_block(uuid, seeds[b], block)
+                    elif side is self.cand:
+                        for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
+                            fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
+                            self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
+                                       "an audited timed call", audit=True)
+        finally:
+            if staging is not None:
+                os.close(staging)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
         if self.on_cuda:
@@ -524,6 +538,20 @@ class Session:
                 # have the incumbent's subtracted from its calls.
                 times.wall[role] = Samples(tuple(max(t - min(bookkeeping, CPU_SUBTRACTED * t), own, MIN_SAMPLE_MS)
                                                  for t, own in zip(judged[role], per_block)))
+
+    def _stage_inputs(self, uuid: str, seeds: list[int], staging: int) -> list[list[dict]] | None:
+        """CPU: the reference side draws a timed block's inputs (side.op_stage), copied into the judge's own
+        `staging` memfd (the reference side's mailbox takes the checked outputs next); None where they cannot
+        travel, and each side then draws its own inside its timed request."""
+        reply = self.ask(self.ref, {"op": "stage", "workload": uuid, "seeds": seeds}, workload=uuid)
+        calls = self.parse(self.ref, reply, StageReply, uuid).inputs
+        if calls is None:
+            return None
+        return _with_tensors(calls, copy_regions(self.ref.process.mailbox, staging, _tensors(calls)))
+
+    def _hand_inputs(self, staged: list[list[dict]], staging: int, side: Side) -> list[list[dict]]:
+        """A timed block's staged inputs, copied into `side`'s mailbox; their descriptions there."""
+        return _with_tensors(staged, copy_regions(staging, side.process.mailbox, _tensors(staged)))
 
     def _check_block(self, uuid: str, seeds: list[int], block: TimeReply) -> None:
         """CPU: the outputs of every timed call of the block, checked like a correctness round."""
@@ -587,6 +615,17 @@ class Session:
             raise Failure("REWARD_HACK", f"workload {uuid}: the incumbent took {beside:.4g} ms per call between the "
                                          f"candidate's blocks and {alone:.4g} ms before them: work of the candidate's "
                                          "overlapped the incumbent's timing", uuid)
+
+def _tensors(calls: list[list[dict]]) -> list[dict]:
+    """The tensor descriptions of staged inputs (side.op_stage), in order."""
+    return [item["tensor"] for call in calls for item in call if "tensor" in item]
+
+
+def _with_tensors(calls: list[list[dict]], tensors: list[dict]) -> list[list[dict]]:
+    """Staged inputs with their tensor descriptions replaced, in order, by `tensors`."""
+    moved = iter(tensors)
+    return [[{"tensor": next(moved)} if "tensor" in item else item for item in call] for call in calls]
+
 
 STATUSES = {"STATIC_REJECT", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "INCORRECT_SHAPE", "INCORRECT_DTYPE",
             "INCORRECT_NUMERICAL", "REWARD_HACK"}
