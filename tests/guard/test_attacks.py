@@ -121,6 +121,12 @@ def test_garbage_only_in_timed_calls_is_caught(relu_task):
 
 # --- content-keyed caches and replay -----------------------------------------------------------------------------
 
+def test_inputs_written_only_in_timed_calls_are_caught(relu_task):
+    ev = _judge(relu_task, "mutate_inputs_when_timed.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert "audited timed call" in ev.reason, ev.reason
+
+
 def test_a_cache_keyed_on_sampled_values_never_hits_in_timing(relu_task):
     ev = _judge(relu_task, "cache_sampled_values.py")
     assert ev.correct and ev.verdict is Verdict.REVERT, ev.reason  # every timed call paid its slow miss

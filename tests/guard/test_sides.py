@@ -291,3 +291,23 @@ def test_a_private_path_under_a_folder_on_sys_path_stays_hidden(tmp_path, monkey
         assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
     finally:
         shutil.rmtree(outer, ignore_errors=True)
+
+
+def test_a_process_that_ran_while_its_side_was_held_stopped_is_a_runaway():
+    """The freeze walk can miss a child still being forked as it ends, and a missed process can resume the
+    others: when the side is let go, the judge checks that every process of it was still stopped."""
+    import signal
+
+    side = SideProcess("cpu", sandbox.SandboxPolicy(), sandboxed=False)
+    try:
+        side.request({"op": "ramp", "seconds": 0}, deadline=time.monotonic() + 60)
+        side.freeze()
+        side.thaw(check=True)  # all stopped: no complaint
+        side.freeze()
+        os.kill(side.proc.pid, signal.SIGCONT)  # as a sibling the walk missed would
+        time.sleep(0.2)
+        with pytest.raises(SideFailure, match="running") as failure:
+            side.thaw(check=True)
+        assert failure.value.kind == "runaway"
+    finally:
+        side.close()

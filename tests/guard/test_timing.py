@@ -182,7 +182,7 @@ class _Process:
     def freeze(self):
         self.log.append(f"freeze {self.name}")
 
-    def thaw(self):
+    def thaw(self, check: bool = False):
         self.log.append(f"thaw {self.name}")
 
 

@@ -411,12 +411,19 @@ class Session:
         stopped: list[Side] = []
         holder: list[Side] = []
 
+        def release() -> None:
+            for other in stopped:
+                try:
+                    other.process.thaw(check=True)
+                except SideFailure as f:  # something of it ran while the other side was timed
+                    raise self._side_failure(other, f, None) from None
+            stopped.clear()
+
         def turn(side: Side) -> None:
             if holder and holder[0] is side:
                 return
             started = time.monotonic()
-            for other in stopped:
-                other.process.thaw()
+            release()
             stopped[:] = [s for s in (self.inc, self.cand) if s is not side and s is not self.ref]
             for other in stopped:
                 try:
@@ -428,6 +435,7 @@ class Session:
 
         try:
             yield turn
+            release()
         finally:
             for other in stopped:
                 other.process.thaw()
@@ -512,9 +520,11 @@ class Session:
                     residual[side.role].append(1000.0 * seconds / k - sum(got) / k)
                     if side is self.cand and not self.on_cuda:
                         self._check_block(uuid, seeds[b], block)
-                    elif side is self.cand:
-                        for index in sorted(i - b * k for i in audits if b * k <= i < (b + 1) * k):
-                            fetched = self.ask(self.cand, {"op": "fetch", "index": index}, workload=uuid)
+                    if side is self.cand:  # outputs and inputs after the call: timed calls may not write them either
+                        in_block = [i - b * k for i in audits if b * k <= i < (b + 1) * k]
+                        for index in sorted(in_block if self.on_cuda else [self.seeds.rng.randrange(k)]):
+                            fetched = self.ask(self.cand, {"op": "fetch", "index": index, "return_inputs": True},
+                                               workload=uuid)
                             self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
                                        "an audited timed call", audit=True)
         finally:

@@ -82,6 +82,8 @@ class Side:
         self.workdir = Path.cwd()
         self.captured: list[list] = []
         """Outputs of the last timed block, one entry per call, for the judge to fetch any of them."""
+        self.captured_inputs: list[list] = []
+        """The inputs of the last timed block's calls, as they were after the calls (`fetch`)."""
         self._flush = None
         self._first_inputs: list = []
         """The first call's inputs, held for the side's life: no later input lands at their address, so
@@ -301,11 +303,13 @@ class Side:
 
         self.settle()
         specs = self.specs(h)
-        self.captured = []  # the last block's outputs go before this block's inputs arrive: one block in memory
+        self.captured, self.captured_inputs = [], []  # the last block's go before this block's arrive: one in memory
         if h.get("inputs") is not None:
             staged = [self.received(call) for call in h["inputs"]]
         else:
             staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
+        if h.get("capture", True):
+            self.captured_inputs = staged
         calls = [self.callee.bind(inputs, specs) for inputs in staged]
         mode = h["mode"]
         keep = self.captured.append if h.get("capture", True) else None
@@ -331,8 +335,9 @@ class Side:
         return header
 
     def op_fetch(self, h: dict) -> dict:
-        """The outputs kept from call `index` of the last timed block."""
-        return self._encode(self.captured[h["index"]], None)
+        """The outputs kept from call `index` of the last timed block (and its inputs after the call)."""
+        index = h["index"]
+        return self._encode(self.captured[index], self.captured_inputs[index] if h.get("return_inputs") else None)
 
     def serve(self, cmd_fd: int, reply_fd: int) -> None:
         while True:

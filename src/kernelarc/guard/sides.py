@@ -47,6 +47,8 @@ KILL_GRACE_S = 3.0
 LOG_TAIL_CHARS = 4000
 
 
+STOP_SETTLE_S = 0.2
+"""How long a stopped process may take to reach its stop before the judge counts it as running."""
 FREEZE_LIMIT_S = 1.0
 """How long the judge keeps walking a side's process tree to stop it (an honest side's walk takes milliseconds)."""
 
@@ -305,13 +307,37 @@ class SideProcess:
                 stopped.add(p)
         self._frozen = stopped
 
-    def thaw(self) -> None:
+    def thaw(self, check: bool = False) -> None:
+        """Let the stopped processes run again.
+
+        Raises:
+            SideFailure: `runaway`, with `check`, when a process of the side was running just before: one
+                the walk missed (a child still being forked as it ended), or one another process resumed.
+        """
+        ran = self._running() if check else None
         for p in self._frozen:
             try:
                 os.kill(p, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):
                 pass
         self._frozen = set()
+        if ran is not None:
+            raise SideFailure("runaway", f"had a process running ({ran}) while the judge held it stopped")
+
+    def _running(self) -> int | None:
+        """A process of the side that the judge did not stop, or that is not stopped (None when none is).
+
+        One the judge stopped may still be on its way to the stop on a loaded machine (it must be scheduled
+        to take it): it gets STOP_SETTLE_S to arrive there; one that was resumed never does."""
+        settle_until = time.monotonic() + STOP_SETTLE_S
+        for p in descendants(self.proc.pid):
+            if p not in self._frozen:
+                return p
+            while _state(p) in (b"R", b"S"):
+                if time.monotonic() > settle_until:
+                    return p
+                time.sleep(0.005)
+        return None
 
     def kill(self) -> None:
         """SIGKILL the side's process group (in the sandbox, the PID namespace dies with its first process)."""
@@ -323,6 +349,15 @@ class SideProcess:
             self.proc.wait(timeout=KILL_GRACE_S)
         except subprocess.TimeoutExpired:
             pass
+
+
+def _state(pid: int) -> bytes | None:
+    """A process's state letter from /proc (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def _signal_name(number: int) -> str:
