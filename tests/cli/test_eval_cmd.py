@@ -4,6 +4,7 @@ one JSON object on stdout. In-process through `run_app`, plus one run of the ins
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,8 +81,9 @@ def test_reject_exits_1_and_says_why(capsys):
 @pytest.mark.slow
 def test_incumbent_option_compares_against_it_and_exits_0(capsys):
     code, out, err = _run(capsys, RELU, HONEST, "--incumbent", str(CANDIDATES / "honest_triton.py"), *FAST)
-    assert code == 0 and "KEEP" not in err
-    verdict_line = next(line for line in out.splitlines() if line.startswith("KEEP (PASSED) faster: "))
+    assert code == 0 and "PASSED" not in err
+    # Which of KEEP, ACCEPT or REVERT is a CPU timing (a loaded CI machine once made it ACCEPT): not asserted.
+    verdict_line = next(line for line in out.splitlines() if re.match(r"(KEEP|ACCEPT|REVERT) \(PASSED\) ", line))
     assert "x vs incumbent (" in verdict_line  # one line, even when stdout is not a terminal
 
 
