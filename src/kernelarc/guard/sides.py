@@ -288,12 +288,24 @@ class SideProcess:
         freeze for 60-70 s, outside every deadline (until its pids wrapped), and the time was charged to the
         other side's request.
 
+        The walk ends once every thread it stopped has reached its stop (or STOP_SETTLE_S passed): a thread
+        still on its way may be finishing a fork, whose child nothing stopped. On the H200 an honest
+        torch.compile side had a process running through another side's block so (2026-12-03).
+
         Raises:
             SideFailure: `runaway`, the side kept starting processes for the whole limit (it is killed).
         """
         stopped: set[int] = set()
         limit = time.monotonic() + FREEZE_LIMIT_S
-        while pending := [p for p in descendants(self.proc.pid) if p not in stopped]:
+        settle_until = None
+        while True:
+            pending = [p for p in descendants(self.proc.pid) if p not in stopped]
+            if not pending:
+                settle_until = settle_until or time.monotonic() + STOP_SETTLE_S
+                if time.monotonic() > settle_until or all(_at_rest(p) for p in stopped):
+                    break
+                time.sleep(0.001)
+                continue
             if time.monotonic() > limit:
                 self._frozen = stopped
                 self.kill()
@@ -311,8 +323,8 @@ class SideProcess:
         """Let the stopped processes run again.
 
         Raises:
-            SideFailure: `runaway`, with `check`, when a process of the side was running just before: one
-                the walk missed (a child still being forked as it ended), or one another process resumed.
+            SideFailure: `runaway`, with `check`, when a process the judge stopped was running just before:
+                something of the side resumed it.
         """
         ran = self._running() if check else None
         for p in self._frozen:
@@ -325,14 +337,11 @@ class SideProcess:
             raise SideFailure("runaway", f"had a process running ({ran}) while the judge held it stopped")
 
     def _running(self) -> int | None:
-        """A process of the side that the judge did not stop, or that is not stopped (None when none is).
-
-        One the judge stopped may still be on its way to the stop on a loaded machine (it must be scheduled
-        to take it): it gets STOP_SETTLE_S to arrive there; one that was resumed never does."""
+        """A process the judge stopped that is running (None when none is). One may still be on its way to
+        the stop on a loaded machine (it must be scheduled to take it): it gets STOP_SETTLE_S to arrive
+        there; one that was resumed never does."""
         settle_until = time.monotonic() + STOP_SETTLE_S
-        for p in descendants(self.proc.pid):
-            if p not in self._frozen:
-                return p
+        for p in self._frozen:
             while _state(p) in (b"R", b"S"):
                 if time.monotonic() > settle_until:
                     return p
@@ -351,10 +360,19 @@ class SideProcess:
             pass
 
 
-def _state(pid: int) -> bytes | None:
+def _at_rest(pid: int) -> bool:
+    """Every thread of `pid` is stopped, or the process is gone."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    return all(_state(pid, thread) not in (b"R", b"S", b"D") for thread in threads)
+
+
+def _state(pid: int, thread: str | None = None) -> bytes | None:
     """A process's state letter from /proc (None once it is gone)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        with open(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
