@@ -35,7 +35,10 @@ def _check_rows_table_and_chart(out: Path) -> None:
     assert rowsum.status is RowStatus.COMPLETE and rowsum.timing == "cpu_wall" and rowsum.sol_ms is None
     assert rowsum.eager.status == "PASSED" and rowsum.compile.status == "PASSED" and rowsum.compile.compile_s > 0
     assert rowsum.max_autotune.status == "PASSED" and rowsum.max_autotune.latency_ms > 0
-    assert rowsum.best_label == "a0-fusion (fusion)" and rowsum.speedup_vs_eager > 1
+    # Which of the agent's kernel and the baselines wins is a CPU timing (cpu_wall): not asserted (the agent's
+    # kernel lost to torch.compile once in CI after the timed inputs moved inside the judge's clock).
+    assert rowsum.best_label in ("a0-fusion (fusion)", "baseline torch.compile", "baseline torch.compile max-autotune",
+                                 "baseline eager") and rowsum.speedup_vs_eager > 0
     # the eager time shown is the one timed interleaved with the winner, so it agrees with "× eager"
     assert rowsum.eager.latency_ms / rowsum.best_ms == pytest.approx(rowsum.speedup_vs_eager)
     assert rowsum.basis == "wall" and rowsum.best_wall_ms == rowsum.best_ms and rowsum.best_device_ms is None
