@@ -11,6 +11,7 @@ import torch
 from kernelarc.errors import DeviceError
 from kernelarc.guard.candidate import candidate_from_source, load_candidate
 from kernelarc.guard.judge import evaluate, resolve_device, timing_basis
+from kernelarc.guard import session
 from kernelarc.guard.session import Seeds
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Status, TimingMethod, Verdict
@@ -49,9 +50,10 @@ def test_honest_candidate_is_never_rejected(task_path, candidate_path):
     spent = ev.request_seconds  # where the stages' time went: every request the evaluation made, per side and kind
     assert {"reference specs", "candidate load", "candidate warm", "candidate call", "reference check",
             "candidate time/cpu", "reference time/cpu"} <= set(spent)
-    rounds = FAST.rounds * len(task.workloads)
-    assert spent["candidate call"][0] == rounds
-    assert spent["reference check"][0] > rounds  # on the CPU every timed call is checked too
+    workloads = len(task.workloads)
+    assert spent["candidate call"][0] == workloads  # a workload's small rounds go in one request
+    # A check of the rounds per workload, and of every timed block's calls (on the CPU every timed call is checked).
+    assert spent["reference check"][0] >= workloads * (1 + FAST.cpu_iterations)
     assert sum(s for _, s in spent.values()) <= ev.wall_s
     assert ev.sol_ms is None and ev.sol_score is None  # no SOL figures from CPU timings
     assert ev.basis == "wall" and ev.wall_ms == pytest.approx(ev.latency_ms) and ev.device_ms is None
@@ -86,6 +88,20 @@ def test_incumbent_is_the_baseline_when_given():
     # Triton under the interpreter is orders of magnitude slower than one torch op: the candidate is not
     # slower (KEEP as a rule; ACCEPT when a loaded machine's noise swallows the ratio: CPU timings are not asserted).
     assert ev.verdict in (Verdict.KEEP, Verdict.ACCEPT)
+
+
+@pytest.mark.parametrize("batch_bytes", [session.CHECK_BATCH_BYTES, 1], ids=["batched", "one round per request"])
+def test_correctness_rounds_keep_each_rounds_outputs_however_batched(monkeypatch, batch_bytes):
+    """Rounds that share a request are each checked on their own outputs: a candidate that returns one kept
+    buffer every call passes (its earlier rounds' outputs leave for the mailbox before the next call)."""
+    monkeypatch.setattr(session, "CHECK_BATCH_BYTES", batch_bytes)
+    task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    settings = FAST.model_copy(update={"rounds": 4})
+    ev = evaluate(task, load_candidate(FIXTURES / "candidates" / "honest_output_buffer.py", task), device="cpu",
+                  settings=settings)
+    assert ev.status is Status.PASSED, ev.reason
+    per_request = 4 if batch_bytes > 1 else 1
+    assert ev.request_seconds["candidate call"][0] == len(task.workloads) * 4 // per_request
 
 
 @pytest.mark.slow

@@ -11,12 +11,14 @@ exactly one status; only our own bugs raise. Imports torch lazily (device resolu
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import random
 import secrets
 import sys
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from kernelarc.errors import DeviceError, UserError
@@ -120,9 +122,24 @@ def timing_basis(task: Task, device: str, settings: GuardSettings) -> str:
     return "device" if task.format is TaskFormat.SOL else "wall"
 
 
+KEPT_INCUMBENTS = 2
+"""Incumbent sides a judge keeps parked between evaluations (the least recently used beyond go)."""
+PARK_TIMEOUT_S = 30.0
+
+
 class Judge:
     """Evaluations of one task: a pool of started sides, one reference side per device kept warm
-    (it runs only the task's code), and the extension builds kept per candidate."""
+    (it runs only the task's code), the last incumbents' sides parked, and the extension builds kept per
+    candidate.
+
+    An incumbent's side serves the same code in evaluation after evaluation, so it is kept between them
+    instead of being started, set up and loaded again: a CUDA side takes about 10 s to start on the H200,
+    and evaluations that each took two fresh sides waited 7-11 s of their 10 s for them (docs/benchmarks.md,
+    session 19). A parked side is stopped (SIGSTOP on its whole tree) until its next evaluation, so nothing
+    of it runs beside another evaluation; it must have stayed stopped (`SideProcess.thaw(check=True)`), and it
+    gives back its last block's buffers and its cached device memory first (`park`). A candidate's side is
+    never kept: it serves one evaluation and is ended.
+    """
 
     def __init__(self, task: Task, *, isolation_: Isolation | None = None, build_cache: BuildCache | None = None,
                  lock_dir=None, warm: bool = True):
@@ -133,6 +150,8 @@ class Judge:
         self.build_cache = build_cache
         self.lock_dir = lock_dir
         self._references: dict[str, SideProcess] = {}
+        self._incumbents: OrderedDict[tuple[str, str], SideProcess] = OrderedDict()
+        """Parked incumbent sides by (device, code), least recently used first."""
         self._lock = threading.Lock()
         self.lock_waited_s = 0.0
         """Seconds spent waiting for device locks (other processes' evaluations)."""
@@ -140,7 +159,10 @@ class Judge:
     def close(self) -> None:
         with self._lock:
             refs, self._references = list(self._references.values()), {}
-        for side in refs:
+            parked, self._incumbents = list(self._incumbents.values()), OrderedDict()
+        for side in parked:
+            side.thaw()
+        for side in refs + parked:
             side.close(grace_s=0.2)
         self.pool.close()
 
@@ -216,15 +238,50 @@ class Judge:
             side.close()
         return self.pool.take(device), True
 
+    def _incumbent(self, device: str, incumbent: Candidate) -> tuple[SideProcess, bool]:
+        """The incumbent's parked side, let go again, or a fresh one; True when it still needs its set-up."""
+        with self._lock:
+            side = self._incumbents.pop((device, _code_key(incumbent)), None)
+        if side is not None:
+            try:
+                side.thaw(check=True)
+                if side.proc.poll() is None and side.breach is None:
+                    return side, False
+            except SideFailure:  # something of it ran while it was parked: never used again
+                pass
+            side.close()
+        side = self.pool.take(device)
+        if self.build_cache is not None:
+            self.build_cache.restore(side.extensions, incumbent)
+            self.build_cache.restore_compiled(side.compiled, incumbent)
+        return side, True
+
+    def _park(self, device: str, incumbent: Candidate, side: SideProcess, settings: GuardSettings) -> None:
+        """Keep an incumbent's side for its next evaluation: its buffers given back, then stopped."""
+        try:
+            side.request({"op": "park"}, deadline=time.monotonic() + min(settings.run_timeout_s, PARK_TIMEOUT_S))
+            side.freeze()
+        except SideFailure:
+            side.close()
+            return
+        with self._lock:
+            self._incumbents[(device, _code_key(incumbent))] = side
+            evicted = []
+            while len(self._incumbents) > KEPT_INCUMBENTS:
+                evicted.append(self._incumbents.popitem(last=False)[1])
+        for old in evicted:
+            old.thaw()
+            old.close(grace_s=0.2)
+
     def _run(self, candidate: Candidate, incumbent: Candidate | None, device: str, settings: GuardSettings,
              seeds: Seeds, started: float, cutoff: Cutoff | None = None) -> Evaluation:
         ref, fresh_ref = self._reference(device)
         cand = self.pool.take(device)
-        inc = self.pool.take(device) if incumbent is not None else None
-        restored = self._restore_builds(cand, candidate, inc, incumbent)
+        inc: SideProcess | None = None
+        restored = self._restore_builds(cand, candidate)
         session = Session(self.task, device=device, settings=settings, seeds=seeds, reference=ref, candidate=cand,
-                          incumbent=inc, cutoff=cutoff, basis=timing_basis(self.task, device, settings))
-        ref_ok = False
+                          cutoff=cutoff, basis=timing_basis(self.task, device, settings))
+        ref_ok = inc_ok = False
         try:
             session.enter("reference", settings.reference_timeout_s)
             if fresh_ref:
@@ -237,12 +294,16 @@ class Judge:
             session.first_call()
             session.enter("correctness", settings.run_timeout_s)
             session.correctness()
-            if incumbent is not None:
+            if incumbent is not None:  # taken only now: a candidate that fails before timing needs none
                 session.enter("compile", settings.compile_timeout_s)
-                session.setup(session.inc, incumbent.model_dump(mode="json"), "incumbent")
+                inc, fresh_inc = self._incumbent(device, incumbent)
+                session.use_incumbent(inc)
+                if fresh_inc:
+                    session.setup(session.inc, incumbent.model_dump(mode="json"), "incumbent")
             session.enter("timing", settings.run_timeout_s)
             times = session.timing()
             session.finish()
+            inc_ok = True
             return self._passed(session, times, device, settings, incumbent is None, started)
         except Failure as f:
             session.finish()
@@ -261,7 +322,9 @@ class Judge:
                     if side is not None and code is not None and side.proc.poll() is None:  # a killed side's
                         self.build_cache.keep_compiled(side.compiled, code)  # caches may be half written
             cand.close()
-            if inc is not None:
+            if inc is not None and inc_ok and inc.proc.poll() is None:
+                self._park(device, incumbent, inc, settings)
+            elif inc is not None:
                 inc.close()
             if ref_ok and ref.proc.poll() is None:
                 with self._lock:
@@ -269,15 +332,11 @@ class Judge:
             else:
                 ref.close()
 
-    def _restore_builds(self, cand: SideProcess, candidate: Candidate, inc: SideProcess | None,
-                        incumbent: Candidate | None) -> set[str]:
+    def _restore_builds(self, cand: SideProcess, candidate: Candidate) -> set[str]:
         if self.build_cache is None:
             return set()
         restored = self.build_cache.restore(cand.extensions, candidate)
         self.build_cache.restore_compiled(cand.compiled, candidate)
-        if inc is not None and incumbent is not None:
-            self.build_cache.restore(inc.extensions, incumbent)
-            self.build_cache.restore_compiled(inc.compiled, incumbent)
         return restored
 
     def _common(self, session: Session, device: str, started: float, log_of=None) -> dict:
@@ -337,6 +396,11 @@ def evaluate(task: Task, candidate: Candidate, incumbent: Candidate | None = Non
     """Judge one candidate in a judge of its own (side processes started now, ended after)."""
     with Judge(task, isolation_=isolation_, warm=False) as judge:
         return judge.evaluate(candidate, incumbent, device=device, settings=settings, trusted=trusted)
+
+
+def _code_key(candidate: Candidate) -> str:
+    """What makes two candidates the same code to run (everything but the name shown in reports)."""
+    return hashlib.sha256(candidate.model_copy(update={"name": ""}).model_dump_json().encode()).hexdigest()
 
 
 def _geo(values) -> float | None:

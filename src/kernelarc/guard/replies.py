@@ -42,6 +42,27 @@ class CallReply(Reply):
     inputs: list[Described] | None = None
 
 
+class CallsReply(Reply):
+    """Several calls' outputs (correctness rounds, audited timed calls), one entry per call asked for."""
+
+    calls: list[CallReply]
+
+
+class CheckedCall(Reply):
+    """The reference side's comparison of one call: `status` None when it passed."""
+
+    status: str | None = None
+    message: str | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+
+class CheckReply(Reply):
+    """The reference side's comparisons, in order, up to and including the first call that failed."""
+
+    calls: list[CheckedCall]
+
+
 class SpecsReply(Reply):
     """The reference side's description of a workload's outputs."""
 
@@ -89,4 +110,4 @@ class TimeReply(Reply):
         return v
 
 
-__all__ = ["Reply", "Described", "CallReply", "SpecsReply", "StageReply", "TimeReply"]
+__all__ = ["Reply", "Described", "CallReply", "CallsReply", "CheckedCall", "CheckReply", "SpecsReply", "StageReply", "TimeReply"]

@@ -40,7 +40,8 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
-from kernelarc.guard.replies import KERNELS_REPORTED, CallReply, Described, SpecsReply, StageReply, TimeReply
+from kernelarc.guard.replies import (KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described, SpecsReply,
+                                     StageReply, TimeReply)
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
@@ -67,6 +68,12 @@ FLOOR_SHARE = 0.8
 floor): the profiler's records and the CUDA events disagree by more than clocks drift apart."""
 OVER_REPORT = (1.05, 0.2)
 """A block's samples may add up to at most 5% + 0.2 ms more than the judge's clock saw."""
+CHECK_BATCH_BYTES = 8 << 20
+"""Outputs and inputs of the calls (correctness rounds, audited timed calls) one request carries at most, one
+call always. Small workloads' calls share requests; large ones go one per request, since on the H200 the bytes
+cost more than the requests: 256 MiB batches made a 64 MiB softmax's rounds slower (a bigger mailbox is fresh
+memory in every new side) and saved nothing on a 14-workload SOL task, whose calls cost their own work
+(docs/benchmarks.md, session 19)."""
 
 
 def device_blocks(iterations: int, fit: int) -> tuple[int, int]:
@@ -148,7 +155,7 @@ class Side:
 
 class Session:
     def __init__(self, task: Task, *, device: str, settings: GuardSettings, seeds: Seeds,
-                 reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None,
+                 reference: SideProcess, candidate: SideProcess, incumbent: SideProcess | None = None,
                  cutoff: Cutoff | None = None, basis: str = "wall"):
         self.task = task
         self.basis = basis
@@ -177,6 +184,10 @@ class Session:
         self.compile_s: float | None = None
         self.init_on_device: bool | None = None
         """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
+
+    def use_incumbent(self, process: SideProcess) -> None:
+        """Time against the incumbent in `process` instead of the reference (set before timing)."""
+        self.inc = Side(process, "incumbent")
 
     # -- requests ----------------------------------------------------------------------------------
     def enter(self, stage: str, limit_s: float) -> None:
@@ -305,47 +316,79 @@ class Session:
         rounds = self.settings.rounds or self.task.rounds
         for w in self.task.workloads:
             worst = (0.0, 0.0)
-            for r, seed in enumerate(self.seeds.rounds(rounds)):
+            seeds = self.seeds.rounds(rounds)
+            for numbers in self._batches(w.uuid, list(range(rounds))):
                 # Inputs come back in the first and the last round: a candidate that writes its inputs in
                 # place is caught either way, without moving every round's inputs twice.
-                reply = self.ask(self.cand, {"op": "call", "workload": w.uuid, "seed": seed, "poison": True,
-                                             "return_inputs": r in (0, rounds - 1), "specs": self.specs(w.uuid)},
-                                 workload=w.uuid)
-                errors = self.check(w.uuid, seed, self.parse(self.cand, reply, CallReply, w.uuid), f"round {r + 1}")
-                worst = (max(worst[0], errors[0]), max(worst[1], errors[1]))
+                reply = self.ask(self.cand, {"op": "call", "workload": w.uuid, "seeds": [seeds[r] for r in numbers],
+                                             "return_inputs": [r in (0, rounds - 1) for r in numbers],
+                                             "poison": True, "specs": self.specs(w.uuid)}, workload=w.uuid)
+                calls = self._calls(reply, len(numbers), w.uuid)
+                for errors in self.check(w.uuid, [(seeds[r], call, f"round {r + 1}") for r, call in zip(numbers, calls)]):
+                    worst = (max(worst[0], errors[0]), max(worst[1], errors[1]))
             self.workload_errors[w.uuid] = worst
 
-    def check(self, uuid: str, seed: int, call: CallReply, where: str, audit: bool = False) -> tuple[float, float]:
-        """Validate a candidate call's outputs (and inputs) on the judge's side, copy them from its
-        mailbox into the reference side's, and have the reference side compare them with the reference
-        on the same inputs; the (max abs, max rel) errors."""
+    def _batches(self, uuid: str, calls: list[int]) -> list[list[int]]:
+        """`calls` in consecutive groups whose outputs and inputs fit CHECK_BATCH_BYTES (one call at least)."""
+        per_call = self.output_bytes(uuid) + self.input_bytes[uuid]
+        size = max(1, CHECK_BATCH_BYTES // max(per_call, 1))
+        return [calls[first:first + size] for first in range(0, len(calls), size)]
+
+    def _calls(self, reply: Reply, n: int, uuid: str) -> list[CallReply]:
+        """The `n` calls a candidate's reply must hold, one per call asked for."""
+        calls = self.parse(self.cand, reply, CallsReply, uuid).calls
+        if len(calls) != n:
+            raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side answered {len(calls)} calls of {n}",
+                          uuid)
+        return calls
+
+    def check(self, uuid: str, calls: list[tuple[int, CallReply, str]], audit: bool = False) -> list[tuple[float, float]]:
+        """Validate candidate calls' outputs (and inputs) on the judge's side, copy them from its mailbox
+        into the reference side's, and have the reference side compare each with the reference on the same
+        inputs (`calls`: seed, reply, where it was made), in one request; each call's (max abs, max rel) errors.
+        `audit`: timed calls, whose failure after passing correctness can only be a cheat."""
         size = self.cand.process.mailbox_size()
-        problem = validate_outputs(call.outputs, self.outputs[uuid], size)
-        if problem is None and call.inputs is not None:
-            problem = validate_regions(call.inputs, size, "input")
-        if problem is not None:
-            status, message = problem
-            raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
-        outputs = [d.model_dump() for d in call.outputs]
-        inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else None
+        regions, request_calls = [], []
+        for seed, call, where in calls:
+            problem = validate_outputs(call.outputs, self.outputs[uuid], size)
+            if problem is None and call.inputs is not None:
+                problem = validate_regions(call.inputs, size, "input")
+            if problem is not None:
+                status, message = problem
+                raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
+            outputs = [d.model_dump() for d in call.outputs]
+            inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else []
+            request_calls.append({"seed": seed, "n_outputs": len(outputs), "n_inputs": len(inputs),
+                                  "inputs": call.inputs is not None})
+            regions += outputs + inputs
         try:
-            copies = copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, outputs + (inputs or []))
+            copies = iter(copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, regions))
         except WireError as e:  # its mailbox cannot shrink (wire.sealed_mailbox): nothing an honest side does
-            raise Failure("REWARD_HACK", f"workload {uuid}, {where}: the candidate's mailbox changed under the "
-                                         f"judge's copy ({e})", uuid) from None
-        request = {"op": "check", "workload": uuid, "seed": seed, "outputs": copies[:len(outputs)],
-                   "atol": self.settings.atol, "rtol": self.settings.rtol,
-                   "required_matched_ratio": self.settings.matched_ratio}
-        if inputs is not None:
-            request["inputs"] = copies[len(outputs):]
-        verdict = self.ask(self.ref, request, workload=uuid).header
-        errors = (float(verdict.get("max_abs_error") or 0.0), float(verdict.get("max_rel_error") or 0.0))
-        if verdict.get("status"):
-            status, message = verdict["status"], verdict["message"]
-            if audit:
-                status, message = "REWARD_HACK", f"a timed call was wrong where the checked calls were right ({message})"
-            raise Failure(status, f"workload {uuid}, {where}: {message}", uuid,
-                          max_abs_error=errors[0], max_rel_error=errors[1])
+            raise Failure("REWARD_HACK", f"workload {uuid}, {calls[0][2]}: the candidate's mailbox changed under "
+                                         f"the judge's copy ({e})", uuid) from None
+        for c in request_calls:
+            c["outputs"] = [next(copies) for _ in range(c.pop("n_outputs"))]
+            moved = [next(copies) for _ in range(c.pop("n_inputs"))]
+            if c.pop("inputs"):
+                c["inputs"] = moved
+        reply = self.ask(self.ref, {"op": "check", "workload": uuid, "calls": request_calls, "atol": self.settings.atol,
+                                    "rtol": self.settings.rtol, "required_matched_ratio": self.settings.matched_ratio},
+                         workload=uuid)
+        verdicts = self.parse(self.ref, reply, CheckReply, uuid).calls
+        errors = []
+        for (_, _, where), verdict in zip(calls, verdicts):
+            found = (float(verdict.max_abs_error or 0.0), float(verdict.max_rel_error or 0.0))
+            if verdict.status:
+                status, message = verdict.status, verdict.message or verdict.status
+                if audit:
+                    status, message = "REWARD_HACK", f"a timed call was wrong where the checked calls were right ({message})"
+                raise Failure(status, f"workload {uuid}, {where}: {message}", uuid,
+                              max_abs_error=found[0], max_rel_error=found[1])
+            errors.append(found)
+        if len(errors) != len(calls):
+            from kernelarc.guard.judge import GuardInternalError
+
+            raise GuardInternalError(f"the reference side compared {len(errors)} of {len(calls)} calls")
         return errors
 
     # -- timing ------------------------------------------------------------------------------------
@@ -522,11 +565,12 @@ class Session:
                         self._check_block(uuid, seeds[b], block)
                     if side is self.cand:  # outputs and inputs after the call: timed calls may not write them either
                         in_block = [i - b * k for i in audits if b * k <= i < (b + 1) * k]
-                        for index in sorted(in_block if self.on_cuda else [self.seeds.rng.randrange(k)]):
-                            fetched = self.ask(self.cand, {"op": "fetch", "index": index, "return_inputs": True},
+                        indices = sorted(in_block if self.on_cuda else [self.seeds.rng.randrange(k)])
+                        for batch in self._batches(uuid, indices):
+                            fetched = self.ask(self.cand, {"op": "fetch", "indices": batch, "return_inputs": True},
                                                workload=uuid)
-                            self.check(uuid, seeds[b][index], self.parse(self.cand, fetched, CallReply, uuid),
-                                       "an audited timed call", audit=True)
+                            self.check(uuid, [(seeds[b][i], call, "an audited timed call") for i, call
+                                              in zip(batch, self._calls(fetched, len(batch), uuid))], audit=True)
         finally:
             if staging is not None:
                 os.close(staging)
@@ -567,8 +611,7 @@ class Session:
         """CPU: the outputs of every timed call of the block, checked like a correctness round."""
         if block.calls is None or len(block.calls) != len(seeds):
             raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
-        for seed, call in zip(seeds, block.calls):
-            self.check(uuid, seed, call, "a timed call", audit=True)
+        self.check(uuid, [(seed, call, "a timed call") for seed, call in zip(seeds, block.calls)], audit=True)
 
     def _samples(self, side: Side, block: TimeReply, seconds: float, n: int, uuid: str) -> list[float]:
         """The block's samples, if they are one per call and fit the judge's clock."""

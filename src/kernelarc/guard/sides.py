@@ -388,12 +388,15 @@ def _signal_name(number: int) -> str:
 class SidePool:
     """Started, idle sides per device, importing torch while earlier evaluations run.
 
-    A CUDA device keeps CUDA_DEPTH idle sides (an evaluation takes two or three: candidate,
-    incumbent, reference); the CPU keeps CPU_DEPTH, since there start-ups compete with the
-    evaluation for a few cores. A campaign holds one pool and closes it.
+    A CUDA device keeps CUDA_DEPTH idle sides: an evaluation takes one for its candidate (the judge keeps
+    the reference's and the last incumbents' sides), and on the H200 a CUDA side takes about 10 s to be
+    ready while a small task's evaluation takes 2-3 s, so two idle sides ran dry (docs/benchmarks.md,
+    session 19); each idle side holds a CUDA context (a few hundred MiB of device memory). The CPU keeps
+    CPU_DEPTH, since there start-ups compete with the evaluation for a few cores. A campaign holds one
+    pool and closes it.
     """
 
-    CUDA_DEPTH = 2
+    CUDA_DEPTH = 3
     CPU_DEPTH = 1
 
     def __init__(self, policy: sandbox.SandboxPolicy, sandboxed: bool, warm: bool = True):

@@ -148,14 +148,15 @@ class Mailbox:
             self._map = mmap.mmap(self.fd, size)
         return torch.frombuffer(self._map, dtype=torch.uint8)
 
-    def write(self, values: list) -> list[dict]:
-        """Put every exact tensor of `values` in the mailbox (one after another); their descriptions."""
+    def write(self, values: list, start: int = 0) -> list[dict]:
+        """Put every exact tensor of `values` in the mailbox, one after another from `start` (what lies
+        before it stays); their descriptions."""
         described = [describe(v) for v in values]
-        offset, places = 0, []
+        offset, places = _aligned(start), []
         for d in described:
             places.append(offset)
             if d["kind"] == "tensor":
-                offset += -(-tensor_nbytes(d) // ALIGN) * ALIGN
+                offset += _aligned(tensor_nbytes(d))
         view = self._view(offset)
         for d, v, at in zip(described, values, places):
             if d["kind"] == "tensor":
@@ -175,13 +176,22 @@ class Mailbox:
         return view[at:at + n].view(dtype).reshape(tuple(description["shape"])).to(device, copy=True)
 
 
+def _aligned(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def end_offset(described: list[dict], start: int = 0) -> int:
+    """Where the next write may start after tensors `Mailbox.write` placed from `start`."""
+    return max([_aligned(start)] + [_aligned(d["offset"] + d["nbytes"]) for d in described if d.get("kind") == "tensor"])
+
+
 def copy_regions(src_fd: int, dst_fd: int, descriptions: list[dict]) -> list[dict]:
     """Copy the tensors `descriptions` place in one mailbox into another, packed from offset 0; the
     descriptions of the copies. The judge calls this after checking every region lies in the source."""
     offset, copies = 0, []
     for d in descriptions:
         copies.append({**d, "offset": offset})
-        offset += -(-d["nbytes"] // ALIGN) * ALIGN
+        offset += _aligned(d["nbytes"])
     if os.fstat(dst_fd).st_size < offset:
         os.ftruncate(dst_fd, offset)
     for d, c in zip(descriptions, copies):
@@ -216,4 +226,4 @@ def tensor_nbytes(description: dict) -> int:
 
 
 __all__ = ["WireError", "WireTimeout", "Mailbox", "sealed_mailbox", "send", "receive", "widen", "describe", "copy_regions",
-           "tensor_nbytes", "ALIGN"]
+           "end_offset", "tensor_nbytes", "ALIGN"]
