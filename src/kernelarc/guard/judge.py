@@ -251,9 +251,7 @@ class Judge:
                 pass
             side.close()
         side = self.pool.take(device)
-        if self.build_cache is not None:
-            self.build_cache.restore(side.extensions, incumbent)
-            self.build_cache.restore_compiled(side.compiled, incumbent)
+        self._restore_builds(side, incumbent)
         return side, True
 
     def _park(self, device: str, incumbent: Candidate, side: SideProcess, settings: GuardSettings) -> None:
@@ -332,11 +330,12 @@ class Judge:
             else:
                 ref.close()
 
-    def _restore_builds(self, cand: SideProcess, candidate: Candidate) -> set[str]:
+    def _restore_builds(self, side: SideProcess, code: Candidate) -> set[str]:
+        """The kept builds and compiler caches of `code` into the side that will run it; the builds restored."""
         if self.build_cache is None:
             return set()
-        restored = self.build_cache.restore(cand.extensions, candidate)
-        self.build_cache.restore_compiled(cand.compiled, candidate)
+        restored = self.build_cache.restore(side.extensions, code)
+        self.build_cache.restore_compiled(side.compiled, code)
         return restored
 
     def _common(self, session: Session, device: str, started: float, log_of=None) -> dict:

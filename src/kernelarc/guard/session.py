@@ -348,29 +348,27 @@ class Session:
         inputs (`calls`: seed, reply, where it was made), in one request; each call's (max abs, max rel) errors.
         `audit`: timed calls, whose failure after passing correctness can only be a cheat."""
         size = self.cand.process.mailbox_size()
-        regions, request_calls = [], []
-        for seed, call, where in calls:
+        regions, counts = [], []
+        for _, call, where in calls:
             problem = validate_outputs(call.outputs, self.outputs[uuid], size)
             if problem is None and call.inputs is not None:
                 problem = validate_regions(call.inputs, size, "input")
             if problem is not None:
                 status, message = problem
                 raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
-            outputs = [d.model_dump() for d in call.outputs]
-            inputs = [d.model_dump() for d in call.inputs] if call.inputs is not None else []
-            request_calls.append({"seed": seed, "n_outputs": len(outputs), "n_inputs": len(inputs),
-                                  "inputs": call.inputs is not None})
-            regions += outputs + inputs
+            regions += [d.model_dump() for d in call.outputs + (call.inputs or [])]
+            counts.append((len(call.outputs), None if call.inputs is None else len(call.inputs)))
         try:
             copies = iter(copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, regions))
         except WireError as e:  # its mailbox cannot shrink (wire.sealed_mailbox): nothing an honest side does
             raise Failure("REWARD_HACK", f"workload {uuid}, {calls[0][2]}: the candidate's mailbox changed under "
                                          f"the judge's copy ({e})", uuid) from None
-        for c in request_calls:
-            c["outputs"] = [next(copies) for _ in range(c.pop("n_outputs"))]
-            moved = [next(copies) for _ in range(c.pop("n_inputs"))]
-            if c.pop("inputs"):
-                c["inputs"] = moved
+        request_calls = []
+        for (seed, _, _), (n_out, n_in) in zip(calls, counts):
+            relayed = {"seed": seed, "outputs": [next(copies) for _ in range(n_out)]}
+            if n_in is not None:
+                relayed["inputs"] = [next(copies) for _ in range(n_in)]
+            request_calls.append(relayed)
         reply = self.ask(self.ref, {"op": "check", "workload": uuid, "calls": request_calls, "atol": self.settings.atol,
                                     "rtol": self.settings.rtol, "required_matched_ratio": self.settings.matched_ratio},
                          workload=uuid)
