@@ -138,16 +138,20 @@ def test_the_pool_hands_out_started_sides_and_close_ends_the_idle_ones():
     assert replacement.proc.wait(timeout=10) is not None and not replacement.scratch.exists()
 
 
-def test_a_cuda_device_keeps_two_idle_sides_and_hands_out_the_oldest():
+def test_a_cuda_device_keeps_its_depth_of_idle_sides_and_hands_out_the_oldest():
     """Spawning is real (a `cuda:7` side without a GPU just waits for its first request like any other)."""
     pool = SidePool(sandbox.SandboxPolicy(), False)
     first = pool.take("cuda:7")
-    older, newer = pool._idle["cuda:7"]
-    assert pool.take("cuda:7") is older and pool._idle["cuda:7"][0] is newer and len(pool._idle["cuda:7"]) == 2
+    idle = list(pool._idle["cuda:7"])
+    assert len(idle) == SidePool.CUDA_DEPTH == 3
+    oldest = idle[0]
+    assert pool.take("cuda:7") is oldest and pool._idle["cuda:7"][:-1] == idle[1:]
+    assert len(pool._idle["cuda:7"]) == SidePool.CUDA_DEPTH
     first.close(grace_s=0)
-    older.close(grace_s=0)
+    oldest.close(grace_s=0)
+    rest = list(pool._idle["cuda:7"])
     pool.close()
-    assert newer.proc.wait(timeout=10) is not None
+    assert all(side.proc.wait(timeout=10) is not None for side in rest)
 
 
 TREE = """
