@@ -79,7 +79,7 @@ def main() -> int:
 
     def without_span_floor(self, uuid, times):  # the guard before the span floor, for the case that shows it
         if "no span floor" in current[0]:
-            times.span_ms = None
+            times.busy_ms = None
         return floor(self, uuid, times)
 
     session_module.Session._check_kernel_floor = without_span_floor

@@ -218,13 +218,13 @@ def test_timed_sides_take_turns_and_all_run_again_after_the_pass():
     assert log == ["freeze incumbent", "thaw incumbent"]
 
 
-def _floor_check(wall_ms: float, longest_ms: float | None, span_ms: float | None) -> str | None:
+def _floor_check(wall_ms: float, longest_ms: float | None, busy_ms: float | None) -> str | None:
     """The kernel-floor check's REWARD_HACK reason for a candidate timed at `wall_ms`, or None."""
     from kernelarc.guard.samples import Samples
     from kernelarc.guard.session import Failure, WorkloadTimes
 
     session = _session_with([])
-    times = WorkloadTimes(wall={"candidate": Samples((wall_ms,) * 5)}, longest_kernel_ms=longest_ms, span_ms=span_ms)
+    times = WorkloadTimes(wall={"candidate": Samples((wall_ms,) * 5)}, longest_kernel_ms=longest_ms, busy_ms=busy_ms)
     try:
         session._check_kernel_floor("w", times)
     except Failure as f:
@@ -233,16 +233,37 @@ def _floor_check(wall_ms: float, longest_ms: float | None, span_ms: float | None
     return None
 
 
-def test_a_clock_scaled_down_on_a_call_of_many_kernels_trips_the_span_floor():
-    """Eight kernels of 0.125 ms: a clock scaled to 0.6x passes the longest-kernel floor but not the span's,
-    and an honest call (wall a little over its span, or under it by the drift of two clocks) passes both."""
-    assert _floor_check(0.6, longest_ms=0.125, span_ms=None) is None  # what the longest kernel alone allows
-    assert "first start to last end" in _floor_check(0.6, longest_ms=0.125, span_ms=1.0)
-    assert _floor_check(1.05, longest_ms=0.125, span_ms=1.0) is None
-    assert _floor_check(0.85, longest_ms=0.125, span_ms=1.0) is None
-    assert "longest kernel" in _floor_check(0.5, longest_ms=1.0, span_ms=1.0)
-    # tiny calls keep the absolute slack: a 10 us span against an 8 us median is noise, not a cheat
-    assert _floor_check(0.008, longest_ms=0.004, span_ms=0.010) is None
+def test_a_clock_scaled_down_on_a_call_of_many_kernels_trips_the_busy_floor():
+    """Eight kernels of 0.125 ms: a clock scaled to 0.6x passes the longest-kernel floor but not the busy
+    time's, and an honest call (wall a little over its busy time, or under it by the drift of two clocks)
+    passes both."""
+    assert _floor_check(0.6, longest_ms=0.125, busy_ms=None) is None  # what the longest kernel alone allows
+    assert "kept the card busy" in _floor_check(0.6, longest_ms=0.125, busy_ms=1.0)
+    assert _floor_check(1.05, longest_ms=0.125, busy_ms=1.0) is None
+    assert _floor_check(0.85, longest_ms=0.125, busy_ms=1.0) is None
+    assert "longest kernel" in _floor_check(0.5, longest_ms=1.0, busy_ms=1.0)
+    # tiny calls keep the absolute slack: 10 us of kernels against an 8 us median is noise, not a cheat
+    assert _floor_check(0.008, longest_ms=0.004, busy_ms=0.010) is None
+
+
+def test_the_hosts_gaps_between_kernels_are_left_out_of_the_busy_floor():
+    """A host-bound call (a launch every 40 us of host time, each kernel 3 us) spans far more under the
+    profiler, which adds its own cost per launch, than its wall time without it; what sets its floor is the
+    kernels' time. Kernels queued back to back (gaps of 1-2 us) count whole, so a scaled clock on a
+    device-bound call still meets the span."""
+    host_bound = [_marker(0, 0.0, 5000.0)]
+    for i in range(100):
+        host_bound += [_launch(10 + i, 1.0 + 40.0 * i), _kernel(10 + i, 5.0 + 40.0 * i, 3.0, stream=7)]
+    queued = [_marker(1, 6000.0, 10.0)] + [_launch(200 + i, 6001.0 + i) for i in range(5)]
+    queued += [_kernel(200 + i, 6010.0 + 31.5 * i, 30.0, stream=7) for i in range(5)]  # 1.5 us apart
+    events = host_bound + queued
+    activity, _ = iteration_spans(events, marked_windows(events))
+    assert activity[0].span_ms == pytest.approx((40.0 * 99 + 3.0) / 1000.0)
+    assert activity[0].busy_ms == pytest.approx(100 * 3.0 / 1000.0)
+    assert activity[1].busy_ms == pytest.approx(activity[1].span_ms) == pytest.approx((31.5 * 4 + 30.0) / 1000.0)
+    # the host-bound call's wall (2.5 ms unprofiled) against its profiled span (4 ms) and its busy time
+    assert _floor_check(2.5, longest_ms=0.003, busy_ms=activity[0].busy_ms) is None
+    assert _floor_check(2.5, longest_ms=0.003, busy_ms=activity[0].span_ms) is not None
 
 
 class _ProfiledSide(_Process):
@@ -257,13 +278,13 @@ class _ProfiledSide(_Process):
 
         n = len(header["seeds"])
         return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
-                      "annotated": self.annotated}, seconds=0.01 * n)
+                      "busy_ms": [1.0] * n, "annotated": self.annotated}, seconds=0.01 * n)
 
 
-@pytest.mark.parametrize("annotated, span", [(False, 1.0), (True, None)])
-def test_spans_profiled_with_host_tracing_set_no_floor(annotated, span):
+@pytest.mark.parametrize("annotated, busy", [(False, 1.0), (True, None)])
+def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     """A call that synchronizes the device itself is profiled again with each call marked on the host; its
-    spans then hold the tracing's gaps and say nothing about its wall time: the pass keeps no span floor."""
+    spans then hold the tracing's gaps and say nothing about its wall time: the pass keeps no busy floor."""
     from kernelarc.guard.session import WorkloadTimes
 
     session = _session_with([])
@@ -271,4 +292,4 @@ def test_spans_profiled_with_host_tracing_set_no_floor(annotated, span):
     session.inc.process = _ProfiledSide([], "incumbent", False)
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
-    assert times.span_ms == span and times.longest_kernel_ms == 0.125
+    assert times.busy_ms == busy and times.longest_kernel_ms == 0.125

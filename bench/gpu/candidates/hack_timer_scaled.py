@@ -3,7 +3,7 @@ scaled to 0.6x of what it measured (reached through a container, past the gate's
 
 A gross clock (1 us per call, hack_timer_patch.py) shows on the judge's clock; this one hides 0.4 of a
 0.2 ms call, under the residual check's slack, and each of its kernels is under 0.6 of the call, so the
-longest-kernel floor does not see it either. Expected: REJECT (REWARD_HACK) by the span floor (the
+longest-kernel floor does not see it either. Expected: REJECT (REWARD_HACK) by the busy floor (the
 profiler's span of its kernels against its event samples), never a 1.67x "speedup".
 """
 

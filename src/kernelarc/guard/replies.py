@@ -79,12 +79,22 @@ class StageReply(Reply):
     inputs: list[list[dict]] | None
 
 
+HOST_GAP_MS = 0.005
+"""An idle gap between a call's GPU activities longer than this is the host's: the card starts a queued
+kernel within 1-2 us of the last one's end, a launch that the host has not made yet waits. Under the
+profiler such gaps grow by the profiler's own cost per launch (a 256-step RNN loop of about 1,000 launches
+spanned 43.3 ms profiled and took 27.9 ms of wall per call unprofiled on the H200, docs/benchmarks.md
+session 21), so a floor under the wall time leaves them out."""
+
+
 class TimeReply(Reply):
     """A timed block: one sample per call, and on CUDA's device pass what the profiler saw."""
 
     samples_ms: list[float]
     kernels: list[int] = []
     longest_ms: list[float] = []
+    busy_ms: list[float] = []
+    """Each call's kernel span less its idle gaps over HOST_GAP_MS (the floor under its wall time)."""
     side_streams: bool = False
     annotated: bool = False
     """The block was profiled with each call marked on the host (the call synchronized the device itself):
@@ -93,7 +103,7 @@ class TimeReply(Reply):
     """The block's costliest kernels: name -> [total ms, launches] (shown to agents, never judged)."""
     calls: list[CallReply] | None = None
 
-    @field_validator("samples_ms", "longest_ms")
+    @field_validator("samples_ms", "longest_ms", "busy_ms")
     @classmethod
     def _finite(cls, v: list[float]) -> list[float]:
         if not all(math.isfinite(x) and x >= 0 for x in v):
@@ -110,4 +120,4 @@ class TimeReply(Reply):
         return v
 
 
-__all__ = ["Reply", "Described", "CallReply", "CallsReply", "CheckedCall", "CheckReply", "SpecsReply", "StageReply", "TimeReply"]
+__all__ = ["HOST_GAP_MS", "Reply", "Described", "CallReply", "CallsReply", "CheckedCall", "CheckReply", "SpecsReply", "StageReply", "TimeReply"]

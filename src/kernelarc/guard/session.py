@@ -40,8 +40,8 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
-from kernelarc.guard.replies import (KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described, SpecsReply,
-                                     StageReply, TimeReply)
+from kernelarc.guard.replies import (HOST_GAP_MS, KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described,
+                                     SpecsReply, StageReply, TimeReply)
 from kernelarc.guard.samples import Samples, median
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
@@ -124,9 +124,9 @@ class WorkloadTimes:
     residual_ms: dict[str, float] = field(default_factory=dict)
     longest_kernel_ms: float | None = None
     """The candidate's median longest single kernel per call, from the device pass."""
-    span_ms: float | None = None
-    """The candidate's median kernel span per call, from the device pass; None where a block of it was
-    profiled with host tracing (its spans then hold the tracing's gaps too)."""
+    busy_ms: float | None = None
+    """The candidate's median kernel span per call less its host's gaps (HOST_GAP_MS), from the device
+    pass; None where a block of it was profiled with host tracing (its spans then hold the tracing's gaps)."""
     alone_ms: float | None = None
     """The incumbent's median call before any candidate block was timed (its warm-up)."""
     iterations: int = 0
@@ -497,6 +497,7 @@ class Session:
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         kernels: dict[str, list[int]] = {self.inc.role: [], self.cand.role: []}
         longest: list[float] = []
+        busy: list[float] = []
         annotated = False
         side_streams = {self.inc.role: False, self.cand.role: False}
         totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
@@ -513,6 +514,7 @@ class Session:
                     total[0], total[1] = total[0] + ms, total[1] + count
                 if side is self.cand:
                     longest += block.longest_ms
+                    busy += [b for b, k in zip(block.busy_ms, block.kernels) if k > 0]
                     annotated |= block.annotated
                 side_streams[side.role] |= block.side_streams
         if not any(kernels[self.cand.role]):
@@ -523,7 +525,7 @@ class Session:
             spans = [s for s, k in zip(samples[role], kernels[role]) if k > 0] or samples[role]
             times.device[role] = Samples(tuple(spans))
             times.kernels[role] = kernel_shares(totals[role], len(samples[role]))
-        times.span_ms = None if annotated else times.device[self.cand.role].median
+        times.busy_ms = None if annotated or not busy else median(busy)
         return side_streams
 
     def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],
@@ -644,14 +646,18 @@ class Session:
 
     def _check_kernel_floor(self, uuid: str, times: WorkloadTimes) -> None:
         """A call cannot take less wall time than its own kernels: event samples below the longest kernel,
-        or below the span of all its kernels, were not measured (a patched event clock, work after the end
-        event). The two come from different mechanisms (CUDA events, the profiler's kernel records). The
-        span floor catches what the longest kernel cannot, a clock scaled down on a call of many kernels;
-        it holds only for spans profiled without host tracing (`WorkloadTimes.span_ms`)."""
+        or below the time its kernels kept the card busy, were not measured (a patched event clock, work
+        after the end event). The two come from different mechanisms (CUDA events, the profiler's kernel
+        records). The busy floor catches what the longest kernel cannot, a clock scaled down on a call of
+        many kernels; it leaves out the host's gaps between launches, which the profiler stretches (a
+        host-bound call's profiled span is longer than its unprofiled wall time), and it holds only for
+        blocks profiled without host tracing (`WorkloadTimes.busy_ms`). A clock scaled down on a host-bound
+        call hides in those gaps from this check, not from the bookkeeping check (`_check_residual`)."""
         wall = times.wall[self.cand.role].median
         slack = self.settings.residual_floor_ms
         for floor, what in ((times.longest_kernel_ms, "its longest kernel alone ran"),
-                            (times.span_ms, "its kernels ran from first start to last end for")):
+                            (times.busy_ms, "its kernels kept the card busy (gaps over "
+                                            f"{HOST_GAP_MS * 1000:.0f} us left out) for")):
             if floor is not None and wall < FLOOR_SHARE * floor - slack:
                 raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's calls were timed at {wall:.4g} ms "
                                              f"but {what} {floor:.4g} ms", uuid)

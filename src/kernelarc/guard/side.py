@@ -333,6 +333,7 @@ class Side:
                 result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep,
                                       lambda i: self.seed_forward(seeds[i]))
                 header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
+                          "busy_ms": result.busy_ms,
                           "side_streams": result.side_streams, "annotated": result.annotated,
                           "kernel_ms": timing.costliest(result.kernel_ms)}
             else:

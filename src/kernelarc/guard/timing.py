@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kernelarc.guard.replies import KERNEL_NAME_CHARS, KERNELS_REPORTED
+from kernelarc.guard.replies import HOST_GAP_MS, KERNEL_NAME_CHARS, KERNELS_REPORTED
 
 ITER_MARK = "kernelarc_iter_"
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -106,6 +106,9 @@ class DeviceBlock:
     longest_ms: list[float]
     """Each call's longest single GPU activity: a floor under its wall time that no profiler overhead
     inflates (a span can grow with the host's gaps between launches under the profiler; one kernel not)."""
+    busy_ms: list[float]
+    """Each call's span less its idle gaps over `HOST_GAP_MS` (`CallActivity.busy_ms`): the floor under its
+    wall time that holds for a host-bound call too."""
     side_streams: bool
     """Some call ran GPU work on a stream other than the launching one."""
     kernel_ms: dict[str, list[float]]
@@ -179,7 +182,8 @@ def _block(spans: tuple[dict[int, CallActivity], int | None], n: int) -> DeviceB
             total = totals.setdefault(name, [0.0, 0])
             total[0] += ms
             total[1] += 1
-    return DeviceBlock([a.span_ms for a in got], [a.count for a in got], [a.longest_ms for a in got], side, totals)
+    return DeviceBlock([a.span_ms for a in got], [a.count for a in got], [a.longest_ms for a in got],
+                       [a.busy_ms for a in got], side, totals)
 
 
 def costliest(kernel_ms: dict[str, list[float]], n: int = KERNELS_REPORTED) -> dict[str, list[float]]:
@@ -205,8 +209,21 @@ class CallActivity:
     count: int
     streams: frozenset
     longest_ms: float
+    busy_ms: float = 0.0
+    """The span less every idle gap over `HOST_GAP_MS` between its GPU activities."""
     by_name: tuple[tuple[str, float], ...] = ()
     """(name, ms) of each of its GPU activities."""
+
+
+def _busy_us(evs: list[dict]) -> float:
+    """First start to last end of `evs`, less every gap over `HOST_GAP_MS` in which none of them ran."""
+    intervals = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in evs)
+    busy, (start, end) = 0.0, intervals[0]
+    for lo, hi in intervals[1:]:
+        if lo - end > HOST_GAP_MS * 1000.0:
+            busy, start = busy + (end - start), lo
+        end = max(end, hi)
+    return busy + (end - start)
 
 
 def sync_windows(events: list[dict], n: int) -> dict[int, tuple[float, float]] | None:
@@ -283,6 +300,7 @@ def iteration_spans(events: list[dict], windows: dict[int, tuple[float, float]],
         it: CallActivity(span_ms=(max(e["ts"] + e.get("dur", 0) for e in evs) - min(e["ts"] for e in evs)) / 1000.0,
                          count=len(evs), streams=frozenset(e.get("args", {}).get("stream") for e in evs),
                          longest_ms=max(e.get("dur", 0) for e in evs) / 1000.0,
+                         busy_ms=_busy_us(evs) / 1000.0,
                          by_name=tuple((str(e.get("name", "?")), e.get("dur", 0) / 1000.0) for e in evs))
         for it, evs in mine.items()
     }
