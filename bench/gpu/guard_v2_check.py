@@ -44,8 +44,8 @@ def cases(shared: Path) -> list[tuple[str, Path, Path, str]]:
         ("softmax: patched CUDA event clock (hack)", softmax, c / "hack_timer_patch.py", "REJECT REWARD_HACK"),
         ("softmax steps: event clock scaled 0.6x (hack)", t / "softmax_steps.py", c / "hack_timer_scaled.py",
          "REJECT REWARD_HACK"),
-        ("softmax steps: event clock scaled 0.6x, no span floor (hack, the guard before it)", t / "softmax_steps.py",
-         c / "hack_timer_scaled.py", "KEEP about 1.67x: what the span floor stops"),
+        ("softmax steps: event clock scaled 0.6x, no busy floor (hack, the guard before it)", t / "softmax_steps.py",
+         c / "hack_timer_scaled.py", "KEEP about 1.67x: what the busy floor stops"),
         ("softmax: GPU burner while idle (hack)", softmax, c / "hack_idle_burner.py", "no speedup from the trick"),
     ]
 
@@ -77,12 +77,12 @@ def main() -> int:
     session_module.Session._check_residuals = recording
     floor = session_module.Session._check_kernel_floor
 
-    def without_span_floor(self, uuid, times):  # the guard before the span floor, for the case that shows it
-        if "no span floor" in current[0]:
+    def without_busy_floor(self, uuid, times):  # the guard before the busy floor, for the case that shows it
+        if "no busy floor" in current[0]:
             times.busy_ms = None
         return floor(self, uuid, times)
 
-    session_module.Session._check_kernel_floor = without_span_floor
+    session_module.Session._check_kernel_floor = without_busy_floor
     current = [""]
     iso = isolation()
     env = {"sandbox": iso.sandboxed, "note": iso.note, "uid": os.geteuid(), "as_nobody": sandbox.needs_owner_change()}
