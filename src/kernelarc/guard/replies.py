@@ -84,7 +84,7 @@ HOST_GAP_MS = 0.005
 kernel within 1-2 us of the last one's end, a launch that the host has not made yet waits. Under the
 profiler such gaps grow by the profiler's own cost per launch (a 256-step RNN loop of about 1,000 launches
 spanned 43.3 ms profiled and took 27.9 ms of wall per call unprofiled on the H200, docs/benchmarks.md
-session 21), so a floor under the wall time leaves them out."""
+session 20), so a floor under the wall time leaves them out."""
 
 
 class TimeReply(Reply):
