@@ -55,6 +55,14 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     # how the candidates were spent: these scripted claims name no `[family ...]` point
     assert list(summary["spend"]) == ["unnamed"] and summary["spend"]["unnamed"]["verdicts"] == verdicts
     assert summary["spend"]["unnamed"]["best_speedup"] > 1
+    # each rejected candidate says why, as the store recorded it (mixed.py: wrong numbers, a static gate)
+    rejected = {r.candidate_id: r.evaluation for r in open_store(mixed.run_dir).evaluations()
+                if r.agent_id and r.evaluation.verdict.value == "REJECT"}
+    rejects = summary["spend"]["unnamed"]["rejects"]
+    assert len(rejected) == verdicts["REJECT"] == 2 and {r["candidate_id"] for r in rejects} == set(rejected)
+    assert all(r["status"] == rejected[r["candidate_id"]].status.value and r["reason"]
+               and rejected[r["candidate_id"]].reason.startswith(r["reason"]) for r in rejects)
+    assert {r["status"] for r in rejects} == {"INCORRECT_NUMERICAL", "STATIC_REJECT"}
     assert [a["agent"] for a in summary["agents"]] == ["a0-reduction", "a1-memory", "a2-fusion"]
     assert {"kernelarc", "torch", "python"} <= summary["versions"].keys()
     assert (mixed.run_dir / "progress.png").read_bytes().startswith(PNG_MAGIC)

@@ -185,22 +185,31 @@ def head_to_head(winner_id: int, baseline_id: int, ev: Evaluation) -> dict:
             "timing": ev.timing.value if ev.timing else None}
 
 
+REJECT_REASON_CHARS = 300
+"""How much of each rejected candidate's reason `spend` keeps: enough for its first sentence."""
+
+
 def candidate_spend(store) -> dict[str, dict]:
-    """How the agents' candidates were spent, per move family (issue 16): the candidates, their verdicts
-    and the best verdict's speedup over its incumbent. The family is the claim's first `[family ...]`
-    point, as the built-in agents write it; other claims (an LLM's prose) count under `unnamed`."""
+    """How the agents' candidates were spent, per move family (issue 16): the candidates, their verdicts,
+    the best verdict's speedup over its incumbent, and why each rejected one failed (so a family that
+    keeps failing can be told from one the guard wrongly refused, with summary.json alone). The family
+    is the claim's first `[family ...]` point, as the built-in agents write it; other claims (an LLM's
+    prose) count under `unnamed`."""
     spend: dict[str, dict] = {}
     for record in store.evaluations():
         if record.agent_id is None:
             continue
         points = parse_points(store.candidate(record.candidate_id).claim)
         entry = spend.setdefault(points[0][0] if points else "unnamed",
-                                 {"candidates": 0, "verdicts": {}, "best_speedup": None})
+                                 {"candidates": 0, "verdicts": {}, "best_speedup": None, "rejects": []})
         ev = record.evaluation
         entry["candidates"] += 1
         entry["verdicts"][ev.verdict.value] = entry["verdicts"].get(ev.verdict.value, 0) + 1
         if ev.correct and ev.speedup is not None:
             entry["best_speedup"] = max(ev.speedup, entry["best_speedup"] or 0.0)
+        if ev.verdict is Verdict.REJECT:
+            entry["rejects"].append({"candidate_id": record.candidate_id, "status": ev.status.value,
+                                     "reason": ev.reason[:REJECT_REASON_CHARS]})
     return dict(sorted(spend.items(), key=lambda kv: -kv[1]["candidates"]))
 
 
