@@ -267,21 +267,23 @@ def test_the_hosts_gaps_between_kernels_are_left_out_of_the_busy_floor():
 
 
 class _ProfiledSide(_Process):
-    """A side answering the device pass's requests with fixed profiles: spans of 1 ms, 8 kernels each."""
+    """A side answering the device pass's requests with fixed profiles: spans of 1 ms, 8 kernels each,
+    busy for 0.6 ms of it (`busy_ms`), or without busy times at all (None)."""
 
-    def __init__(self, log: list, name: str, annotated: bool):
+    def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6):
         super().__init__(log, name)
-        self.annotated = annotated
+        self.annotated, self.busy_ms = annotated, busy_ms
 
     def request(self, header: dict, *, deadline: float, cutoff=None):
         from kernelarc.guard.sides import Reply
 
         n = len(header["seeds"])
+        busy = {} if self.busy_ms is None else {"busy_ms": [self.busy_ms] * n}
         return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
-                      "busy_ms": [1.0] * n, "annotated": self.annotated}, seconds=0.01 * n)
+                      "annotated": self.annotated, **busy}, seconds=0.01 * n)
 
 
-@pytest.mark.parametrize("annotated, busy", [(False, 1.0), (True, None)])
+@pytest.mark.parametrize("annotated, busy", [(False, 0.6), (True, None)])
 def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     """A call that synchronizes the device itself is profiled again with each call marked on the host; its
     spans then hold the tracing's gaps and say nothing about its wall time: the pass keeps no busy floor."""
@@ -293,3 +295,16 @@ def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == busy and times.longest_kernel_ms == 0.125
+
+
+def test_a_reply_without_busy_times_is_held_to_its_whole_spans():
+    """Busy times are the side's to report: one that leaves them out gets the span floor, the stricter one,
+    not none at all (a scaled clock would otherwise pass by dropping a field)."""
+    from kernelarc.guard.session import WorkloadTimes
+
+    session = _session_with([])
+    session.cand.process = _ProfiledSide([], "candidate", annotated=False, busy_ms=None)
+    session.inc.process = _ProfiledSide([], "incumbent", annotated=False)
+    times = WorkloadTimes()
+    session._device_pass("w", [], iterations=4, fit=100, times=times)
+    assert times.busy_ms == 1.0

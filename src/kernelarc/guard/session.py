@@ -514,7 +514,9 @@ class Session:
                     total[0], total[1] = total[0] + ms, total[1] + count
                 if side is self.cand:
                     longest += block.longest_ms
-                    busy += [b for b, k in zip(block.busy_ms, block.kernels) if k > 0]
+                    # a reply without one busy time per call is held to its whole spans, the stricter floor
+                    floors = block.busy_ms if len(block.busy_ms) == len(block.kernels) else block.samples_ms
+                    busy += [b for b, k in zip(floors, block.kernels) if k > 0]
                     annotated |= block.annotated
                 side_streams[side.role] |= block.side_streams
         if not any(kernels[self.cand.role]):
@@ -652,7 +654,7 @@ class Session:
         many kernels; it leaves out the host's gaps between launches, which the profiler stretches (a
         host-bound call's profiled span is longer than its unprofiled wall time), and it holds only for
         blocks profiled without host tracing (`WorkloadTimes.busy_ms`). A clock scaled down on a host-bound
-        call hides in those gaps from this check, not from the bookkeeping check (`_check_residual`)."""
+        call hides in those gaps from this check, not from the bookkeeping check (`_check_residuals`)."""
         wall = times.wall[self.cand.role].median
         slack = self.settings.residual_floor_ms
         for floor, what in ((times.longest_kernel_ms, "its longest kernel alone ran"),
