@@ -308,3 +308,69 @@ def test_a_reply_without_busy_times_is_held_to_its_whole_spans():
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == 1.0
+
+
+class _DriftingHost:
+    """One host for both sides whose speed drifts between two regimes every eight timed blocks (on the lent
+    H200 a host-bound call alone on one core moved between about 40 and 80 us, docs/benchmarks.md session 21)."""
+
+    def __init__(self):
+        self.blocks = 0
+
+    def factor(self) -> float:
+        f = 1.0 if (self.blocks // 8) % 2 == 0 else 1.8
+        self.blocks += 1
+        return f
+
+
+class _WallSide(_Process):
+    """A side answering wall-clock blocks with `call_ms` per call times the host's factor of the moment,
+    and a microsecond of bookkeeping per call (the judge's clock around the request)."""
+
+    def __init__(self, name: str, host: _DriftingHost, call_ms: float):
+        super().__init__([], name)
+        self.host, self.call_ms = host, call_ms
+
+    def request(self, header: dict, *, deadline: float, cutoff=None):
+        from kernelarc.guard.sides import Reply
+
+        n = len(header.get("seeds", header.get("indices", [])))
+        if header["op"] == "fetch":
+            return Reply({"ok": True, "calls": []}, seconds=0.0)
+        f = self.host.factor()
+        samples = [self.call_ms * f * (1.0 + 0.01 * (i % 3)) for i in range(n)]
+        return Reply({"ok": True, "samples_ms": samples}, seconds=(sum(samples) + 0.001 * n) / 1000.0)
+
+
+def test_the_wall_pass_pairs_each_abba_block_with_its_neighbour_so_the_hosts_drift_cancels():
+    """Each side alone spreads by half its median over the pass, more than a 1.2x speedup; each pair of
+    blocks timed back to back holds that speedup, and the verdict rests on the pairs: KEEP, with the pairs'
+    own small spread as its noise."""
+    from kernelarc.guard.samples import Samples
+    from kernelarc.guard.session import WorkloadTimes
+    from kernelarc.guard.settings import GuardSettings
+    from kernelarc.guard.types import Status, Verdict, WorkloadResult
+    from kernelarc.guard.verdict import MIN_PAIRS, decide
+
+    session = _session_with([])
+    host = _DriftingHost()
+    session.inc.process = _WallSide("incumbent", host, call_ms=0.060)
+    session.cand.process = _WallSide("candidate", host, call_ms=0.050)
+    session.outputs["w"], session.input_bytes["w"] = [], 0
+    session.check = lambda *args, **kwargs: []
+    session._calls = lambda reply, n, uuid: [None] * n
+    times = WorkloadTimes()
+    session._wall_pass("w", [], k=5, n_blocks=16, sync_end={"incumbent": False, "candidate": False}, times=times)
+    assert len(times.paired) == 16 >= MIN_PAIRS
+    assert Samples(times.paired).median == pytest.approx(1.2)
+    assert max(times.wall["candidate"].spread, times.wall["incumbent"].spread) > 0.5
+    paired = Samples(times.paired)
+    result = WorkloadResult(uuid="w", status=Status.PASSED, latency_ms=times.wall["candidate"].median,
+                            incumbent_ms=times.wall["incumbent"].median, spread=times.wall["candidate"].spread,
+                            incumbent_spread=times.wall["incumbent"].spread, paired_speedup=paired.median,
+                            paired_spread=paired.spread, pairs=len(times.paired))
+    decision = decide([result], GuardSettings())
+    assert decision.verdict is Verdict.KEEP and decision.noise < 0.05
+    assert "paired block by block" in decision.reason
+    unpaired = result.model_copy(update={"paired_speedup": None, "paired_spread": None, "pairs": None})
+    assert decide([unpaired], GuardSettings()).verdict is not Verdict.KEEP  # the sides' spread hides it

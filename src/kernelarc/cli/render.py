@@ -23,9 +23,13 @@ def render_evaluation(ev: Evaluation, console: Console = out_console) -> None:
         for col in ("workload", "status", "candidate ms", "incumbent ms", "speedup", "spread", "SOL ms", "max abs err"):
             table.add_column(col, justify="right" if col not in ("workload", "status") else "left")
         for w in ev.workloads:
-            speed = f"{w.incumbent_ms / w.latency_ms:.3f}x" if w.latency_ms and w.incumbent_ms else "-"
+            if w.paired_speedup is not None:  # the pairs of blocks decided (guard/verdict.py)
+                speed, spread = f"{w.paired_speedup:.3f}x paired", w.paired_spread
+            else:
+                speed = f"{w.incumbent_ms / w.latency_ms:.3f}x" if w.latency_ms and w.incumbent_ms else "-"
+                spread = w.spread
             table.add_row(w.uuid[:18], w.status.value, _ms(w.latency_ms), _ms(w.incumbent_ms), speed,
-                          "-" if w.spread is None else f"{w.spread:.1%}", _ms(w.sol_ms),
+                          "-" if spread is None else f"{spread:.1%}", _ms(w.sol_ms),
                           "-" if w.max_abs_error is None else f"{w.max_abs_error:.2e}")
         console.print(table)
     if ev.speedup is not None:

@@ -28,12 +28,13 @@ from kernelarc.guard.candidate import Candidate, needs_build
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.devlock import device_lock
 from kernelarc.guard.gate import check_candidate
+from kernelarc.guard.samples import Samples
 from kernelarc.guard.scrub import blank_own_environment_block, scrub
 from kernelarc.guard.session import Failure, Seeds, Session, WorkloadTimes
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import SideFailure, SidePool, SideProcess
 from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
-from kernelarc.guard.verdict import decide, geomean
+from kernelarc.guard.verdict import MIN_PAIRS, decide, geomean
 from kernelarc.task.model import Task, TaskFormat
 
 
@@ -366,9 +367,12 @@ class Judge:
             t = times[w.uuid]
             decided = t.device if basis == "device" else t.wall
             abs_err, rel_err = session.workload_errors.get(w.uuid, (0.0, 0.0))
+            paired = Samples(t.paired) if basis == "wall" and len(t.paired) >= MIN_PAIRS else None
             workloads.append(WorkloadResult(
                 uuid=w.uuid, status=Status.PASSED, latency_ms=decided[cand].median, incumbent_ms=decided[inc].median,
                 spread=decided[cand].spread, incumbent_spread=decided[inc].spread,
+                paired_speedup=paired.median if paired else None, paired_spread=paired.spread if paired else None,
+                pairs=len(t.paired) if paired else None,
                 wall_ms=t.wall[cand].median, incumbent_wall_ms=t.wall[inc].median,
                 device_ms=t.device[cand].median if t.device else None,
                 incumbent_device_ms=t.device[inc].median if t.device else None,

@@ -132,6 +132,9 @@ class WorkloadTimes:
     iterations: int = 0
     kernels: dict[str, tuple[KernelShare, ...]] = field(default_factory=dict)
     """Per role, its costliest kernels per call in the device pass."""
+    paired: tuple[float, ...] = ()
+    """Per ABBA pair of blocks of the wall pass, the incumbent's median over the candidate's: two blocks
+    timed back to back see the same host, so the ratio holds where the absolute times drift (guard/verdict.py)."""
 
 
 def kernel_shares(totals: dict[str, list[float]], calls: int) -> tuple[KernelShare, ...]:
@@ -536,6 +539,7 @@ class Session:
         total = n_blocks * k
         audits = set(self.seeds.rng.sample(range(total), min(total, self.settings.audits))) if self.on_cuda else set()
         reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
+        block_medians: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         staging = None if self.on_cuda else os.memfd_create("kernelarc-timed-inputs")
@@ -561,6 +565,7 @@ class Session:
                     block = self.parse(side, reply, TimeReply, uuid)
                     got = self._samples(side, block, seconds, k, uuid)
                     reported[side.role] += got
+                    block_medians[side.role].append(median(got))
                     judged[side.role].append(1000.0 * seconds / k)
                     residual[side.role].append(1000.0 * seconds / k - sum(got) / k)
                     if side is self.cand and not self.on_cuda:
@@ -594,6 +599,9 @@ class Session:
                 # have the incumbent's subtracted from its calls.
                 times.wall[role] = Samples(tuple(max(t - min(bookkeeping, CPU_SUBTRACTED * t), own, MIN_SAMPLE_MS)
                                                  for t, own in zip(judged[role], per_block)))
+            block_medians = {role: list(samples.times_ms) for role, samples in times.wall.items()}
+        times.paired = tuple(i / c for i, c in zip(block_medians[self.inc.role], block_medians[self.cand.role])
+                             if i > 0 and c > 0)
 
     def _stage_inputs(self, uuid: str, seeds: list[int], staging: int) -> list[list[dict]] | None:
         """CPU: the reference side draws a timed block's inputs (side.op_stage), copied into the judge's own

@@ -94,6 +94,13 @@ class WorkloadResult(Frozen):
     """Relative spread of the candidate's timings, (p80 - p20) / p50."""
     incumbent_spread: float | None = None
     """Relative spread of the incumbent's timings."""
+    paired_speedup: float | None = None
+    """Median over the wall pass's ABBA pairs of blocks of incumbent / candidate, where the wall time decided
+    and there were enough pairs (guard/verdict.py `MIN_PAIRS`): the speedup with the host's drift cancelled."""
+    paired_spread: float | None = None
+    """Relative spread (p80 - p20) / p50 of those per-pair ratios: the noise a paired speedup must beat."""
+    pairs: int | None = None
+    """How many pairs of blocks the paired figures rest on."""
     wall_ms: float | None = None
     """Median wall time per call of the candidate (CUDA events, or the judge's clock on the CPU)."""
     incumbent_wall_ms: float | None = None
@@ -130,7 +137,8 @@ class Evaluation(Frozen):
     incumbent_ms: float | None = None
     """Geometric mean of per-workload incumbent medians."""
     speedup: float | None = None
-    """incumbent_ms / latency_ms: the geometric mean of per-workload speedups."""
+    """The geometric mean of per-workload speedups (each the paired one where there is one, else
+    incumbent / candidate medians); without paired figures, incumbent_ms / latency_ms."""
     noise: float | None = None
     """Largest relative spread seen on either side; KEEP needs a speedup beyond it."""
     sol_ms: float | None = None

@@ -1,11 +1,16 @@
 """The decision rule: KEEP, ACCEPT or REVERT for a correct candidate. Imports without torch.
 
-Aggregates are geometric means over workloads, so `speedup` is both incumbent_ms / latency_ms and
-the geometric mean of per-workload speedups. Noise, per workload, is the larger absolute spread
-(p80 - p20) of the two sides over the larger of their medians; the largest over workloads counts: a
-speedup smaller than that is not evidence. (Relative to its own median, a microsecond call timed on a
-noisy clock can spread by 1000% while its whole range is far below a millisecond incumbent's: what
-matters is the spread on the scale of the comparison.) The bars are
+Aggregates are geometric means over workloads. A workload's speedup is, where the wall time decided and
+its pass had at least MIN_PAIRS ABBA pairs of blocks, the median of the pairs' incumbent / candidate
+ratios, and its noise their spread (p80 - p20) / p50: on the lent H200 a host-bound call alone in a
+process pinned to one core drifts between about 40 and 80 us over tens of milliseconds to seconds
+(docs/benchmarks.md, session 21), so each side's samples spread by 30-90% while two blocks timed back
+to back see the same host. Elsewhere (the device time, a few blocks of long calls) the speedup is
+incumbent / candidate medians and the noise the larger absolute spread (p80 - p20) of the two sides
+over the larger of their medians. The largest noise over workloads counts: a speedup smaller than that
+is not evidence. (Relative to its own median, a microsecond call timed on a noisy clock can spread by
+1000% while its whole range is far below a millisecond incumbent's: what matters is the spread on the
+scale of the comparison.) The bars are
 symmetric in ratio: KEEP above 1 + x with x = max(margin, noise), REVERT below 1 / (1 + y) with
 y = max(window, noise), so a noise above 100% can never make a 300x slowdown look "within the window".
 """
@@ -36,22 +41,39 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+MIN_PAIRS = 6
+"""ABBA pairs of blocks a paired speedup needs (fewer: the two sides' medians decide)."""
+
+
 def _noise(w: WorkloadResult) -> float:
-    """The larger absolute spread of the two sides over the larger median (module docstring)."""
+    """The paired ratios' spread, else the larger absolute spread of the two sides over the larger median
+    (module docstring)."""
+    if w.paired_speedup is not None:
+        return w.paired_spread or 0.0
     spreads = ((w.spread or 0.0) * w.latency_ms, (w.incumbent_spread or 0.0) * w.incumbent_ms)
     scale = max(w.latency_ms, w.incumbent_ms)
     return max(spreads) / scale if scale > 0 else 0.0
+
+
+def _speedup(w: WorkloadResult) -> float:
+    if w.paired_speedup is not None:
+        return w.paired_speedup
+    return w.incumbent_ms / w.latency_ms if w.latency_ms > 0 else math.inf
 
 
 def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_label: str = "incumbent") -> Decision:
     """Verdict for a candidate that passed every workload and was timed on each."""
     latency = geomean([w.latency_ms for w in workloads])
     incumbent = geomean([w.incumbent_ms for w in workloads])
-    speedup = incumbent / latency if latency > 0 else math.inf
+    speedups = [_speedup(w) for w in workloads]
+    speedup = math.inf if math.inf in speedups else geomean(speedups)
     noise = max(_noise(w) for w in workloads)
     keep_bar = 1.0 + max(settings.margin, noise)
     accept_bar = 1.0 / (1.0 + max(settings.near_best_window, noise))
-    numbers = f"{speedup:.3f}x vs {incumbent_label} ({latency:.4g} ms vs {incumbent:.4g} ms, noise {noise:.1%})"
+    paired = sum(w.paired_speedup is not None for w in workloads)
+    how = "" if not paired else (" medians, paired block by block" if paired == len(workloads)
+                                 else f" medians, paired block by block on {paired} of {len(workloads)} workloads")
+    numbers = f"{speedup:.3f}x vs {incumbent_label} ({latency:.4g} ms vs {incumbent:.4g} ms{how}, noise {noise:.1%})"
     if speedup > keep_bar:
         return Decision(Verdict.KEEP, f"faster: {numbers}", latency, incumbent, speedup, noise)
     if speedup >= accept_bar:
@@ -60,4 +82,4 @@ def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_l
     return Decision(Verdict.REVERT, f"slower: {numbers}", latency, incumbent, speedup, noise)
 
 
-__all__ = ["Decision", "decide", "geomean"]
+__all__ = ["Decision", "decide", "geomean", "MIN_PAIRS"]
