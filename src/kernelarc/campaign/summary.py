@@ -177,8 +177,9 @@ def baseline_name(campaign: Campaign, candidate_id: int) -> str | None:
 
 
 def head_to_head(winner_id: int, baseline_id: int, ev: Evaluation) -> dict:
-    """One final comparison as summary.json states it: both times come from the same interleaved
-    evaluation as the ratio, so the ratio of the times shown is the speedup shown."""
+    """One final comparison as summary.json states it: both times and the speedup come from the same
+    interleaved evaluation. A wall-basis speedup is paired block by block (docs/guard.md), so it can
+    differ from the ratio of the two medians shown when the host drifted between blocks."""
     return {"baseline_candidate_id": baseline_id, "candidate_id": winner_id, "verdict": ev.verdict.value,
             "candidate_ms": ev.latency_ms if ev.correct else None, "baseline_ms": ev.incumbent_ms if ev.correct else None,
             "speedup": ev.speedup if ev.correct else None, "basis": ev.basis,
