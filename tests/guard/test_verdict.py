@@ -8,7 +8,7 @@ import pytest
 
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.types import Status, Verdict, WorkloadResult
-from kernelarc.guard.verdict import decide, geomean
+from kernelarc.guard.verdict import PROCESS_BIAS, decide, geomean
 
 SETTINGS = GuardSettings(margin=0.02, near_best_window=0.05)
 
@@ -122,3 +122,24 @@ def test_paired_and_unpaired_workloads_combine_by_geometric_mean():
     decision = decide(workloads, SETTINGS)
     assert decision.speedup == pytest.approx(1.0) and decision.noise == pytest.approx(0.01)
     assert "paired block by block on 1 of 2 workloads" in decision.reason
+
+
+def _timed(workload: WorkloadResult, device_ms: float, wall_ms: float) -> WorkloadResult:
+    """Both sides with these device and wall times per call."""
+    return workload.model_copy(update={"device_ms": device_ms, "incumbent_device_ms": device_ms,
+                                       "wall_ms": wall_ms, "incumbent_wall_ms": wall_ms})
+
+
+def test_a_host_bound_workload_must_beat_the_bias_between_two_processes():
+    """Kernels busy for 0.02 of 0.08 ms per call: an 8% paired speedup with 3% spread is what two processes
+    running the same code showed on the H200, so it is not evidence; 15% is. The same 8% on a call whose
+    kernels fill its wall time is a KEEP."""
+    host_bound = _timed(_paired(0.05, 0.05, speedup=1.08, spread=0.03), device_ms=0.02, wall_ms=0.08)
+    decision = decide([host_bound], SETTINGS)
+    assert decision.verdict is Verdict.ACCEPT and decision.noise == pytest.approx(PROCESS_BIAS)
+    faster = host_bound.model_copy(update={"paired_speedup": 1.15})
+    assert decide([faster], SETTINGS).verdict is Verdict.KEEP
+    gpu_bound = _timed(_paired(0.05, 0.05, speedup=1.08, spread=0.03), device_ms=0.28, wall_ms=0.30)
+    assert decide([gpu_bound], SETTINGS).verdict is Verdict.KEEP
+    unpaired = _timed(_workload(1.0, 1.08), device_ms=0.2, wall_ms=1.0)  # the medians' rule has the floor too
+    assert decide([unpaired], SETTINGS).verdict is Verdict.ACCEPT

@@ -43,16 +43,30 @@ def geomean(values: list[float]) -> float:
 
 MIN_PAIRS = 6
 """ABBA pairs of blocks a paired speedup needs (fewer: the two sides' medians decide)."""
+PROCESS_BIAS = 0.10
+"""The noise a host-bound workload's speedup must beat at least: on the lent H200 two processes timing the
+same eager call in turns, ABBA, differed by 3.7-9.7% in their medians for 10-15 s at a time, the same one
+slower in all six conditions (bench/gpu/side_pair_probe.py, docs/benchmarks.md session 22). Pairs of blocks
+cancel the host's drift over time, not that difference between the two sides' processes."""
+HOST_BOUND_SHARE = 0.5
+"""A workload is host-bound when either side's kernels kept the card busy for less than this share of its
+wall time per call: the rest is host work, which follows the process and the host's moment."""
+
+
+def _host_bound(w: WorkloadResult) -> bool:
+    sides = ((w.device_ms, w.wall_ms), (w.incumbent_device_ms, w.incumbent_wall_ms))
+    return any(device is not None and wall and device < HOST_BOUND_SHARE * wall for device, wall in sides)
 
 
 def _noise(w: WorkloadResult) -> float:
     """The paired ratios' spread, else the larger absolute spread of the two sides over the larger median
-    (module docstring)."""
+    (module docstring); at least PROCESS_BIAS where the workload is host-bound."""
+    floor = PROCESS_BIAS if _host_bound(w) else 0.0
     if w.paired_speedup is not None:
-        return w.paired_spread or 0.0
+        return max(floor, w.paired_spread or 0.0)
     spreads = ((w.spread or 0.0) * w.latency_ms, (w.incumbent_spread or 0.0) * w.incumbent_ms)
     scale = max(w.latency_ms, w.incumbent_ms)
-    return max(spreads) / scale if scale > 0 else 0.0
+    return max(floor, max(spreads) / scale if scale > 0 else 0.0)
 
 
 def _speedup(w: WorkloadResult) -> float:
@@ -82,4 +96,4 @@ def decide(workloads: list[WorkloadResult], settings: GuardSettings, incumbent_l
     return Decision(Verdict.REVERT, f"slower: {numbers}", latency, incumbent, speedup, noise)
 
 
-__all__ = ["Decision", "decide", "geomean", "MIN_PAIRS"]
+__all__ = ["Decision", "decide", "geomean", "HOST_BOUND_SHARE", "MIN_PAIRS", "PROCESS_BIAS"]
