@@ -7,7 +7,7 @@ process pinned to one core drifts between about 40 and 80 us over tens of millis
 (docs/benchmarks.md, session 21), so each side's samples spread by 30-90% while two blocks timed back
 to back see the same host. Elsewhere (the device time, a few blocks of long calls) the speedup is
 incumbent / candidate medians and the noise the larger absolute spread (p80 - p20) of the two sides
-over the larger of their medians. The largest noise over workloads counts: a speedup smaller than that
+over the larger of their medians. A host-bound workload's noise is at least PROCESS_BIAS. The largest noise over workloads counts: a speedup smaller than that
 is not evidence. (Relative to its own median, a microsecond call timed on a noisy clock can spread by
 1000% while its whole range is far below a millisecond incumbent's: what matters is the spread on the
 scale of the comparison.) The bars are
