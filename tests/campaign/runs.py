@@ -1,8 +1,10 @@
 """Building blocks for campaign tests: the slow_sum task, scripted candidates, test backends, shared runs.
 
 Every evaluation on the CPU costs a few seconds of worker start-up, so tests use slow_sum (a Python
-loop that any vectorized candidate beats about 100x), one correctness round pair, no torch.compile
-baseline, and candidates whose verdicts do not depend on timing noise. Campaigns several tests read
+loop that a vectorized candidate beats about 20x as the judge's clock measures it on the CPU, where
+each timed request's own bookkeeping bounds the ratio; the calls alone differ about 300x), one
+correctness round pair, no torch.compile baseline, and candidates whose verdicts do not depend on
+timing noise. Campaigns several tests read
 are built once per session (`shared_run`), under a file lock so that pytest-xdist workers share them.
 """
 
