@@ -125,6 +125,24 @@ def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
     assert not Judge(analysis.task, build_cache=BuildCache(tmp_path / "other")).prebuild(plain)  # nothing to build
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
+@pytest.mark.heavy
+def test_a_prebuild_for_a_gpu_builds_what_the_gpu_side_will_load(tmp_path):
+    """Candidates build their CUDA extension only where torch sees a GPU (the built-in CUDA families among
+    them): the GPU-less side building ahead for an sm_90 card says it is one, else it builds the CPU
+    fallback under another name and the evaluation builds again on the GPU's time."""
+    source = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n\n"
+              "_ON_GPU = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)\n"
+              "_triple = load_inline(name=\"prebuilt_for_gpu\" if _ON_GPU else \"prebuilt_for_cpu\", "
+              "cpp_sources=\"torch::Tensor triple(torch::Tensor x) { return x * 3; }\", functions=[\"triple\"]).triple\n\n\n"
+              "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return _triple(torch.relu(x))\n")
+    cpp = candidate_from_source(source, TASK)
+    cache = BuildCache(tmp_path / "cache")
+    assert Judge(TASK, build_cache=cache).prebuild(cpp, GuardSettings(rounds=1), build_for="9.0")
+    assert [b.name for b in (tmp_path / "cache" / "kept" / cpp.hash).iterdir()] == ["prebuilt_for_gpu"]
+
+
 def _compiled(folder: Path, *files: str) -> None:
     for name in files:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)

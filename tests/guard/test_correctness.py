@@ -268,9 +268,30 @@ def test_the_matched_ratio_is_counted_so_a_large_correct_output_passes_exactly()
     """On the H200 a mean of 440 M ones in fp32 came out under 1.0: a correct output 'failed' with no element
     out of tolerance, and the near-miss sentence then crashed the judge on an empty selection. The ratio is
     now a count, and a miss with nothing failing says no near miss."""
-    from kernelarc.guard.correctness import _near_miss
+    from kernelarc.guard.correctness import _near_miss, _Tally
 
     y = torch.ones(2**24 + 3)
     assert compare_tensor(y.clone(), y, Tolerance(atol=0.0, rtol=0.0, required_matched_ratio=1.0)).ok
-    everything = torch.ones(8, dtype=torch.bool)
-    assert _near_miss(torch.zeros(8), torch.ones(8), everything, torch.float32, ratio=1.0 - 1e-9) == ""
+    assert _near_miss(_Tally(failing=0), torch.float32, numel=8) == ""
+
+
+def test_outputs_compared_in_chunks_get_the_whole_outputs_verdict(monkeypatch):
+    """Large outputs are compared a chunk at a time (the whole-output rule ran out of memory on a 6 GiB
+    softmax): counts, the first bad element, the worst error's position and the near miss span chunks."""
+    from kernelarc.guard import correctness
+
+    expected = torch.linspace(1.0, 2.0, 6 * 35).reshape(6, 35).to(torch.bfloat16)
+    nan_late, worst_late, rounding = expected.clone(), expected.clone(), expected.clone()
+    nan_late[4, 3] = nan_late[5, 0] = float("nan")
+    worst_late[0, 1] += 0.25
+    worst_late[5, 34] += 0.5
+    rounding[1, 2] += 0.0078125
+    rounding[5, 33] += 0.0078125
+    tight = Tolerance(atol=0.0, rtol=0.0)
+    whole = [compare_tensor(a, expected, tight) for a in (nan_late, worst_late, rounding)]
+    monkeypatch.setattr(correctness, "COMPARE_CHUNK", 16)
+    chunked = [compare_tensor(a, expected, tight) for a in (nan_late, worst_late, rounding)]
+    assert chunked == whole
+    assert "2 NaN/Inf values (first at (4, 3))" in whole[0].message
+    assert "max abs error 0.5 at (5, 34)" in whole[1].message
+    assert "a near miss: 2 element(s)" in whole[2].message

@@ -22,6 +22,7 @@ from kernelarc.guard import Candidate, Evaluation, GuardSettings
 from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.judge import Isolation, Judge
+from kernelarc.guard.sides import gpu_capability
 from kernelarc.task.model import Task
 
 
@@ -76,7 +77,7 @@ class LocalExecutor:
         device = self.devices[slot % len(self.devices)]
         settings = self.settings.model_copy(update={"seed": seed})
         if device != "cpu":  # builds on the CPU while another candidate holds the GPU (the CPU has no such slack)
-            await asyncio.to_thread(self.judge.prebuild, candidate, settings, cutoff)
+            await asyncio.to_thread(self.judge.prebuild, candidate, settings, cutoff, gpu_capability(device))
         async with self._locks[device]:
             if cutoff is not None:
                 cutoff.check()

@@ -58,51 +58,103 @@ def check_outputs(actual: list, expected: list[torch.Tensor], tolerances: list[T
     return OutputCheck(None, "", worst_abs, worst_rel)
 
 
+COMPARE_CHUNK = 1 << 26
+"""Elements compared at a time. Every temporary of the rule is this long (256 MiB in fp32), not the
+output's length: a whole-output comparison of KernelBench level1 23's 4096 x 393216 softmax asked for
+24 GiB more on the H200 (boolean indexing's int64 indices) and ended the evaluation in an internal error."""
+NEAR_MISS_ULPS = 2
+"""Failing elements within this many units in the last place of the output's dtype are rounding."""
+NEAR_MISS_SHARE = 0.01
+"""...when at most this share of the elements fail."""
+
+
+@dataclass
+class _Tally:
+    """What the rule needs of one output, gathered chunk by chunk (every field combines across chunks)."""
+
+    bad: int = 0
+    """Candidate elements that are NaN or Inf (where the reference's are not the allowed -inf)."""
+    first_bad: int | None = None
+    reference_bad: bool = False
+    any_actual: bool = False
+    any_expected: bool = False
+    failing: int = 0
+    """Elements outside |x - y| <= atol + rtol * |y|."""
+    max_abs: float = 0.0
+    worst: int = 0
+    """Flat index of the first element with the largest absolute error."""
+    max_rel: float = 0.0
+    failing_ulps: float = 0.0
+    """The largest error of a failing element in units in the last place of the output's dtype."""
+
+    def add(self, at: int, a: torch.Tensor, e: torch.Tensor, tol: Tolerance, bound_dtype: torch.dtype,
+            dtype: torch.dtype) -> None:
+        a_bad, e_bad = ~torch.isfinite(a), ~torch.isfinite(e)
+        if tol.allow_negative_inf:
+            both_neg_inf = (a == float("-inf")) & (e == float("-inf"))
+            a_bad, e_bad = a_bad & ~both_neg_inf, e_bad & ~both_neg_inf
+        bad = int(a_bad.sum())
+        if bad and self.first_bad is None:
+            self.first_bad = at + int(a_bad.nonzero()[0, 0])
+        self.bad += bad
+        self.reference_bad |= bool(e_bad.any())
+        self.any_actual |= bool(a.any())
+        self.any_expected |= bool(e.any())
+        if self.bad or self.reference_bad:
+            return  # the verdict is a NaN/Inf one: errors are not needed
+        finite = torch.isfinite(e)
+        diff = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
+        scale = e.abs().to(bound_dtype)
+        failing = ~(diff.to(bound_dtype) <= tol.atol + tol.rtol * scale)
+        # Counted, not averaged: a mean of 440 M ones in fp32 on the H200 came out under 1.0, and a correct
+        # output "failed" with no element out of tolerance (level2 90, session 16).
+        n_failing = int(failing.sum())
+        self.failing += n_failing
+        chunk_max = float(diff.max())
+        if chunk_max > self.max_abs:
+            self.max_abs, self.worst = chunk_max, at + int(diff.argmax())  # argmax: the first of equal maxima
+        nonzero = (e != 0) & finite
+        rel = torch.where(nonzero, diff.to(bound_dtype) / torch.where(nonzero, scale, 1), 0)
+        self.max_rel = max(self.max_rel, float(rel.max()))
+        if n_failing and dtype.is_floating_point:
+            info = torch.finfo(dtype)
+            ulp = info.eps * e.abs()[failing].clamp_min(info.tiny)
+            self.failing_ulps = max(self.failing_ulps, float((diff[failing] / ulp).max()))
+
+
 def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance, index: int = 0) -> OutputCheck:
-    """The numerical rule for one output of matching shape and dtype.
+    """The numerical rule for one output of matching shape and dtype, `COMPARE_CHUNK` elements at a time.
 
     Floats are compared in fp32 (fp64 kept); integers and bools in int64, so values past 2**24 that
     fp32 would round together still differ, with the tolerance bound taken in fp64.
     """
+    if actual.numel() == 0:
+        return OutputCheck(None)
     exact_kind = not (actual.is_floating_point() or actual.is_complex())
     device = actual.device  # compared where the candidate's output lives: on a GPU, gigabytes compare in ms
-    if exact_kind:
-        a = actual.detach().to(device, torch.int64)
-    else:
-        a = actual.detach().to(device, torch.float64 if actual.dtype == torch.float64 else torch.float32)
-    e = expected.detach().to(device, a.dtype)
-    bound_dtype = torch.float64 if exact_kind else a.dtype
-    if a.numel() == 0:
-        return OutputCheck(None)
-    a_bad, e_bad = ~torch.isfinite(a), ~torch.isfinite(e)
-    if tol.allow_negative_inf:
-        both_neg_inf = (a == float("-inf")) & (e == float("-inf"))
-        a_bad, e_bad = a_bad & ~both_neg_inf, e_bad & ~both_neg_inf
-    if bool(a_bad.any()):
-        n = int(a_bad.sum())
-        first = tuple(int(x) for x in a_bad.nonzero()[0].tolist())
-        return OutputCheck(Status.INCORRECT_NUMERICAL, f"output {index} has {n} NaN/Inf values (first at {first})")
-    if bool(e_bad.any()):  # validated earlier; kept so a bad reference can never pass a candidate
+    work = torch.int64 if exact_kind else torch.float64 if actual.dtype == torch.float64 else torch.float32
+    bound_dtype = torch.float64 if exact_kind else work
+    flat_a, flat_e = actual.detach().reshape(-1), expected.detach().reshape(-1)
+    tally = _Tally()
+    for at in range(0, flat_a.numel(), COMPARE_CHUNK):
+        tally.add(at, flat_a[at:at + COMPARE_CHUNK].to(device, work), flat_e[at:at + COMPARE_CHUNK].to(device, work),
+                  tol, bound_dtype, actual.dtype)
+    shape = tuple(actual.shape)
+    if tally.bad:
+        return OutputCheck(Status.INCORRECT_NUMERICAL, f"output {index} has {tally.bad} NaN/Inf values "
+                                                       f"(first at {_position(tally.first_bad, shape)})")
+    if tally.reference_bad:  # validated earlier; kept so a bad reference can never pass a candidate
         return OutputCheck(Status.INVALID_REFERENCE, f"reference output {index} has NaN/Inf values")
-    if not bool(a.any()) and bool(e.any()):
+    if not tally.any_actual and tally.any_expected:
         return OutputCheck(Status.INCORRECT_NUMERICAL, f"output {index} is all zeros but the reference is not")
-    finite = torch.isfinite(e)
-    diff = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
-    matched = diff.to(bound_dtype) <= tol.atol + tol.rtol * e.abs().to(bound_dtype)
-    # Counted, not averaged: a mean of 440 M ones in fp32 on the H200 came out under 1.0, and a correct
-    # output "failed" with no element out of tolerance (level2 90, session 16).
-    ratio = 1.0 - int((~matched).sum()) / matched.numel()
-    max_abs = float(diff.max())
-    nonzero = (e != 0) & finite
-    rel = diff[nonzero].to(bound_dtype) / e[nonzero].abs().to(bound_dtype)
-    max_rel = float(rel.max()) if rel.numel() else 0.0
+    ratio = 1.0 - tally.failing / actual.numel()
+    max_abs, max_rel = tally.max_abs, tally.max_rel
     if ratio < tol.required_matched_ratio:
-        worst = tuple(int(x) for x in torch.nonzero(diff == diff.max())[0].tolist())
         return OutputCheck(
             Status.INCORRECT_NUMERICAL,
             f"output {index}: {100 * (1 - ratio):.3g}% of elements out of tolerance "
-            f"(atol={tol.atol:g}, rtol={tol.rtol:g}); max abs error {max_abs:.3g} at {worst}"
-            + _near_miss(diff, e, matched, actual.dtype, ratio),
+            f"(atol={tol.atol:g}, rtol={tol.rtol:g}); max abs error {max_abs:.3g} at {_position(tally.worst, shape)}"
+            + _near_miss(tally, actual.dtype, actual.numel()),
             max_abs, max_rel,
         )
     if tol.max_error_cap is not None and max_abs > tol.max_error_cap:
@@ -112,26 +164,20 @@ def compare_tensor(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance,
     return OutputCheck(None, "", max_abs, max_rel)
 
 
-NEAR_MISS_ULPS = 2
-"""Failing elements within this many units in the last place of the output's dtype are rounding."""
-NEAR_MISS_SHARE = 0.01
-"""...when at most this share of the elements fail."""
+def _position(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The multi-dimensional index of flat index `flat` in a contiguous tensor of `shape`."""
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
 
 
-def _near_miss(diff: torch.Tensor, expected: torch.Tensor, matched: torch.Tensor, dtype: torch.dtype,
-               ratio: float) -> str:
+def _near_miss(tally: _Tally, dtype: torch.dtype, numel: int) -> str:
     """A sentence saying so when every failing element is off by rounding in the output's own dtype."""
-    failing = ~matched
-    if not dtype.is_floating_point or 1 - ratio > NEAR_MISS_SHARE or not bool(failing.any()):
+    if not dtype.is_floating_point or not tally.failing or tally.failing > NEAR_MISS_SHARE * numel:
         return ""
-    info = torch.finfo(dtype)
-    ulp = info.eps * expected.abs()[failing].clamp_min(info.tiny)
-    ulps = float((diff[failing] / ulp).max())
-    if ulps > NEAR_MISS_ULPS:
+    if tally.failing_ulps > NEAR_MISS_ULPS:
         return ""
     name = str(dtype).removeprefix("torch.")
-    return (f"; a near miss: {int(failing.sum())} element(s) off by at most {ulps:.2g} ulp of {name} (rounding, "
-            "not a wrong kernel): a task tolerance or --atol/--rtol can accept it")
+    return (f"; a near miss: {tally.failing} element(s) off by at most {tally.failing_ulps:.2g} ulp of {name} "
+            "(rounding, not a wrong kernel): a task tolerance or --atol/--rtol can accept it")
 
 
 def snapshot(values: list) -> list:

@@ -204,10 +204,12 @@ class Judge:
             return self._run(candidate, incumbent, device, settings, Seeds(rng), started, cutoff)
 
     def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None,
-                 cutoff: Cutoff | None = None) -> bool:
+                 cutoff: Cutoff | None = None, build_for: str | None = None) -> bool:
         """Build a C++ or CUDA candidate's extensions in a GPU-less side, outside any device lock, and
-        keep them in the build cache: its evaluation then loads them instead of building on the GPU's
-        time, and several candidates build at once while one is timed (issue 15). True when it ran.
+        keep them in the build cache: its evaluation then loads them instead of building on the GPU's time,
+        and several candidates build at once while one is timed (issue 15). `build_for`: the compute
+        capability of the GPU that will evaluate it (sides.gpu_capability), which the side then pretends
+        to have (side.pretend_gpu), so that the build is the one that evaluation loads. True when it ran.
 
         Failures are left for the evaluation to report: this only saves time.
         """
@@ -220,8 +222,8 @@ class Judge:
             deadline = time.monotonic() + settings.compile_timeout_s
             task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
             side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline, cutoff=cutoff)
-            side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate"},
-                         deadline=deadline, cutoff=cutoff)
+            side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate",
+                          "build_for": build_for}, deadline=deadline, cutoff=cutoff)
         except SideFailure:
             pass
         finally:

@@ -44,6 +44,18 @@ def forward_seed(seed: int) -> int:
     return (seed ^ FORWARD_SEED_SALT) % (1 << 63)
 
 
+def pretend_gpu(torch, capability: str) -> None:
+    """In a GPU-less side building a candidate ahead for a GPU of `capability` ("9.0"; Judge.prebuild):
+    torch says that GPU is there. Candidates build their CUDA extension only `if torch.cuda.is_available()`
+    (and check the capability first): told the truth, the side built the CPU fallback under another
+    name, and on the H200 every CUDA candidate of a campaign was built again under the device lock, 20-29 s
+    each (2026-12-04). The extension builder itself needs no GPU (TORCH_CUDA_ARCH_LIST is set, sides.py);
+    whatever the candidate does with the pretended GPU after its build fails here, and only the build is kept."""
+    major, minor = (int(part) for part in capability.split("."))
+    torch.cuda.is_available = lambda: True
+    torch.cuda.get_device_capability = lambda device=None: (major, minor)
+
+
 COMPILER_MODULES = ("triton.compiler", "torch._dynamo", "torch._inductor")
 """Exceptions raised by these packages during a first call are build failures (JIT compilation)."""
 CPU_OOM_MARKERS = ("DefaultCPUAllocator", "can't allocate memory")
@@ -172,6 +184,8 @@ class Side:
         from kernelarc.guard.loading import load_callee, reference_callee
 
         t0 = time.perf_counter()
+        if h.get("build_for") and not self.on_cuda:
+            pretend_gpu(self.torch, h["build_for"])
         if h.get("candidate") is None:
             self.callee = self.guarded("INVALID_REFERENCE", reference_callee, self.runtime, self.device)
         else:

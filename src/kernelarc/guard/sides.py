@@ -111,6 +111,16 @@ def cuda_arch_list() -> str:
         return ""
 
 
+def gpu_capability(device: str) -> str | None:
+    """The compute capability of CUDA `device` as TORCH_CUDA_ARCH_LIST spells it ("9.0"); None for the CPU."""
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    index = int(device.split(":")[1]) if ":" in device else 0
+    return "{}.{}".format(*torch.cuda.get_device_capability(index))
+
+
 class SideProcess:
     """One started side process and the judge's end of its pipes."""
 
@@ -435,4 +445,4 @@ class SidePool:
             side.close(grace_s=0.2)
 
 
-__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "ENV_ALLOWLIST"]
+__all__ = ["SideProcess", "SidePool", "SideFailure", "Reply", "side_env", "gpu_capability", "ENV_ALLOWLIST"]
