@@ -3,6 +3,7 @@ attributed to calls from a profiler trace (the CUDA paths themselves run on the 
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -374,3 +375,22 @@ def test_the_wall_pass_pairs_each_abba_block_with_its_neighbour_so_the_hosts_dri
     assert "paired block by block" in decision.reason
     unpaired = result.model_copy(update={"paired_speedup": None, "paired_spread": None, "pairs": None})
     assert decide([unpaired], GuardSettings()).verdict is not Verdict.KEEP  # the sides' spread hides it
+
+
+def test_both_timed_sides_get_one_cpu_per_device_and_the_thread_is_pinned_only_for_the_block():
+    from kernelarc.guard.session import timing_cpu
+    from kernelarc.guard.side import pinned
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        assert timing_cpu("cuda:0") is None
+        return
+    assert timing_cpu("cuda:0") == timing_cpu("cpu") == cpus[-1] and timing_cpu("cuda:1") == cpus[-2]
+    before = os.sched_getaffinity(0)
+    with pinned(cpus[0]):
+        assert os.sched_getaffinity(0) == {cpus[0]}
+    assert os.sched_getaffinity(0) == before
+    with pinned(max(cpus) + 4096):  # not a CPU this process may use: left where it runs
+        assert os.sched_getaffinity(0) == before
+    with pinned(None):
+        assert os.sched_getaffinity(0) == before

@@ -102,6 +102,17 @@ class Failure(Exception):
         self.status, self.message, self.workload, self.errors = status, message, workload, errors
 
 
+def timing_cpu(device: str) -> int | None:
+    """The host CPU on which both sides time `device`'s blocks: the same for both, since two processes on two
+    cores differ more than the speedups the guard must tell apart (side.pinned); one per device, counted from
+    the last CPU, so that evaluations on several GPUs of one host do not share one. None with a single CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    index = int(device.split(":")[1]) if ":" in device else 0
+    return cpus[-1 - index % len(cpus)]
+
+
 @dataclass
 class Seeds:
     """Every random choice of one evaluation, made on the judge's side."""
@@ -172,6 +183,8 @@ class Session:
         self.ref = Side(reference, "reference")
         self.cand = Side(candidate, "candidate")
         self.inc = Side(incumbent, "incumbent") if incumbent is not None else self.ref
+        self.timing_cpu = timing_cpu(device)
+        """The host CPU both timed sides run their timed blocks on (side.pinned)."""
         self.stage = "reference"
         self.deadline = 0.0
         self._stage_start: float | None = None
@@ -508,7 +521,7 @@ class Session:
             for side, b in self._pairs(n_blocks):
                 turn(side)  # no output kept: the device pass audits nothing, and copies cost memory
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                        "specs": specs, "capture": False}, workload=uuid)
+                                        "specs": specs, "capture": False, "cpu": self.timing_cpu}, workload=uuid)
                 block = self.parse(side, reply, TimeReply, uuid)
                 samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
                 kernels[side.role] += block.kernels
@@ -551,7 +564,7 @@ class Session:
                     # outputs come back inside the timed request, and the candidate's are all checked.
                     request = {"op": "time", "mode": "wall" if self.on_cuda else "cpu", "workload": uuid,
                                "seeds": seeds[b], "specs": specs, "sync_end": sync_end[side.role], "capture": True,
-                               "send_outputs": not self.on_cuda}
+                               "send_outputs": not self.on_cuda, "cpu": self.timing_cpu}
                     if staging is not None and staged_block != b:
                         staged, staged_block = self._stage_inputs(uuid, seeds[b], staging), b
                     turn(side)

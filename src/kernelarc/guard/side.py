@@ -15,6 +15,7 @@ file the judge opened (fd 1 and 2), never to the reply pipe.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import math
@@ -54,6 +55,28 @@ def pretend_gpu(torch, capability: str) -> None:
     major, minor = (int(part) for part in capability.split("."))
     torch.cuda.is_available = lambda: True
     torch.cuda.get_device_capability = lambda device=None: (major, minor)
+
+
+@contextlib.contextmanager
+def pinned(cpu: int | None):
+    """This thread on host CPU `cpu` for the block, its affinity as it was after. The judge names the same CPU
+    for both timed sides (session.timing_cpu): on the H200 two processes timing the same 60 us call ABBA on
+    two different cores differed by 16% (medians 70.4 vs 60.5 us; identical code KEEP in 16 of 37 windows),
+    on one core by 1% (docs/benchmarks.md, session 24). A measure against honest noise, not a defence: code
+    in the side can set its own affinity."""
+    if cpu is None:
+        yield
+        return
+    was = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:  # not a CPU this side may use: timed where it runs
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, was)
 
 
 COMPILER_MODULES = ("triton.compiler", "torch._dynamo", "torch._inductor")
@@ -334,7 +357,11 @@ class Side:
 
     def op_time(self, h: dict) -> dict:
         """Time one call on each of `seeds` (fresh inputs each: drawn now, or the reference side's from `inputs`),
-        keeping every call's outputs for `fetch`."""
+        keeping every call's outputs for `fetch`; on host CPU `cpu` when the judge names one (`pinned`)."""
+        with pinned(h.get("cpu")):
+            return self._time(h)
+
+    def _time(self, h: dict) -> dict:
         from kernelarc.guard import timing
 
         self.settle()
