@@ -45,6 +45,12 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert best["wall_ms"] == pytest.approx(best["latency_ms"]) and best["device_ms"] is None  # no device time on the CPU
     guard = summary["guard"]
     assert guard["candidates_per_lock_minute"] > 0 and guard["median_wall_s"] > 0
+    # judging's own seconds: the evaluations' walls less their builds and first calls
+    store = open_store(mixed.run_dir)
+    beyond = sorted(e.evaluation.wall_s - e.evaluation.stage_seconds.get("compile", 0.0)
+                    - e.evaluation.stage_seconds.get("first_call", 0.0) for e in store.evaluations() if e.agent_id)
+    assert 0 < guard["median_beyond_compile_s"] < guard["median_wall_s"]
+    assert beyond[0] <= guard["median_beyond_compile_s"] <= beyond[-1]
     # where the judging time went, summed over the agents' evaluations, costliest kind first
     spent = list(guard["request_seconds"].values())
     assert spent and [s for _, s in spent] == sorted((s for _, s in spent), reverse=True)
