@@ -315,3 +315,18 @@ def test_a_process_that_ran_while_its_side_was_held_stopped_is_a_runaway():
         assert failure.value.kind == "runaway"
     finally:
         side.close()
+
+
+@pytest.mark.gpu
+def test_a_cuda_sides_mailbox_is_page_locked_and_carries_tensors_exactly():
+    """CUDA sides page-lock their mailbox (guard/host_pinning.py); growing it remaps, unpins the old mapping
+    and pins the new one."""
+    import torch
+
+    box = wire.Mailbox(os.memfd_create("test-mailbox"), pinned=True)
+    small = torch.randn(1 << 16, device="cuda")
+    (placed,) = box.write([small])
+    assert box.is_pinned and torch.equal(box.read(placed, "cuda"), small)
+    large = torch.randn(1 << 24, device="cuda")
+    (placed,) = box.write([large])
+    assert box.is_pinned and torch.equal(box.read(placed, "cuda"), large)

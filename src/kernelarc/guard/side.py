@@ -537,7 +537,7 @@ def main(argv: list[str]) -> int:
         import triton  # noqa: F401
     except ImportError:
         pass
-    Side(device, wire.Mailbox(mailbox_fd), warming=prewarm(device)).serve(cmd_fd, reply_fd)
+    Side(device, wire.Mailbox(mailbox_fd, pinned=device.startswith("cuda")), warming=prewarm(device)).serve(cmd_fd, reply_fd)
     return 0
 
 

@@ -18,6 +18,8 @@ import struct
 import time
 from collections.abc import Callable
 
+from kernelarc.guard import host_pinning
+
 MAX_HEADER_BYTES = 4 << 20
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for (Linux's default cap): fewer wake-ups when outputs of megabytes travel."""
@@ -131,9 +133,12 @@ class Mailbox:
     the pipes travel through it. The side writes its own mailbox; the judge copies what it checks
     from one side's mailbox into the reference side's, so no side ever reads another's memory."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, pinned: bool = False):
         self.fd = fd
+        self.pinned = pinned
+        """Page-lock each mapping for the GPU (a CUDA side's mailbox: guard/host_pinning.py)."""
         self._map = None
+        self._pinned_at: int | None = None
 
     def _view(self, size: int):
         import mmap
@@ -142,11 +147,27 @@ class Mailbox:
 
         size = max(size, ALIGN)
         if os.fstat(self.fd).st_size < size:
-            self._map = None
+            self._drop()
             os.ftruncate(self.fd, size)
         if self._map is None or len(self._map) < size:
+            self._drop()
             self._map = mmap.mmap(self.fd, size)
+            if self.pinned:
+                address = torch.frombuffer(self._map, dtype=torch.uint8).data_ptr()
+                self._pinned_at = address if host_pinning.pin(address, len(self._map)) else None
         return torch.frombuffer(self._map, dtype=torch.uint8)
+
+    @property
+    def is_pinned(self) -> bool:
+        """The current mapping is page-locked."""
+        return self._pinned_at is not None
+
+    def _drop(self) -> None:
+        """Let the current mapping go, unpinned first (the driver must not keep pages that get unmapped)."""
+        if self._pinned_at is not None:
+            host_pinning.unpin(self._pinned_at)
+            self._pinned_at = None
+        self._map = None
 
     def write(self, values: list, start: int = 0) -> list[dict]:
         """Put every exact tensor of `values` in the mailbox, one after another from `start` (what lies
