@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelarc.guard import sandbox
+from kernelarc.guard import sandbox, wire
 from kernelarc.guard.candidate import load_candidate
 from kernelarc.guard.judge import evaluate
 from kernelarc.guard.settings import GuardSettings
@@ -213,7 +213,6 @@ def test_only_the_reference_starts_before_the_background_imports_end(relu_task):
     sets up at once; a side about to load untrusted code, or to time anything, waits for the imports."""
     import threading
 
-    from kernelarc.guard import wire
     from kernelarc.guard.side import Side
 
     release = threading.Event()
