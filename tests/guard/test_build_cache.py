@@ -121,6 +121,7 @@ def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
         ev = judge.evaluate(cpp, device="cpu", settings=settings)
     assert ev.correct, ev.reason
     assert ev.stage_seconds["compile"] < built_s / 3, (built_s, ev.stage_seconds)
+    assert ev.builds_restored and all(name in cpp.source for name in ev.builds_restored)  # and it says so
     plain = candidate_from_source(source.replace("class Model(", "class ModelNew("), analysis.task)
     assert not Judge(analysis.task, build_cache=BuildCache(tmp_path / "other")).prebuild(plain)  # nothing to build
 

@@ -24,11 +24,14 @@ from kernelarc.campaign.export import export_best
 from kernelarc.campaign.loop import Campaign, LeaderboardEntry
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import Evaluation, Verdict
+from kernelarc.guard.candidate import needs_build, stored_candidate
 from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.guard.samples import median
+from kernelarc.memory import EvaluationRecord, Store
 from kernelarc.report import plot_progress
 from kernelarc.report.plot import WinnerMark
 from kernelarc.roofline import sol_score
+from kernelarc.task.model import Task
 
 
 def _versions() -> dict:
@@ -274,7 +277,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     for per_agent in counts.verdicts.values():
         for verdict, n in per_agent.items():
             totals[verdict.value] = totals.get(verdict.value, 0) + n
-    evaluations = [r.evaluation for r in store.evaluations() if r.agent_id is not None]
+    agent_records = [r for r in store.evaluations() if r.agent_id is not None]
+    evaluations = [r.evaluation for r in agent_records]
     timing_s = sum(e.stage_seconds.get("timing", 0.0) for e in evaluations)
     by_device = dict(getattr(campaign.executor, "lock_held_s", {}))  # the Ray executor's, per node and GPU
     lock_s = sum(by_device.values()) if hasattr(campaign.executor, "lock_held_s") else None
@@ -306,6 +310,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
                   "request_seconds": request_totals(evaluations),
+                  "native_builds": native_builds(store, task, agent_records),
                   "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
@@ -315,6 +320,16 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     plot_progress(series, run_dir / "progress.png", f"kernelarc: {task.name}",
                   winner=_plotted_winner(best, placed.get(leader.candidate_id)) if best else None)
     return summary
+
+
+def native_builds(store: Store, task: Task, records: list[EvaluationRecord]) -> dict[str, int]:
+    """How many judged candidates compile native code (C++ or CUDA), and how many of them loaded their
+    builds from the build cache instead of building under the device lock (made ahead on the CPU, or kept):
+    on the H200 the builds made ahead had gone unused, 20-29 s each under the lock, and nothing said so."""
+    stored = {r.candidate_id: store.candidate(r.candidate_id) for r in records}
+    building = [r for r in records if needs_build(stored_candidate(stored[r.candidate_id].kind,
+                                                                   stored[r.candidate_id].source, task))]
+    return {"candidates": len(building), "loaded_built": sum(bool(r.evaluation.builds_restored) for r in building)}
 
 
 def beyond_compile_s(evaluation: Evaluation) -> float:

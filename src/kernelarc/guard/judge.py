@@ -282,6 +282,7 @@ class Judge:
         restored = self._restore_builds(cand, candidate)
         session = Session(self.task, device=device, settings=settings, seeds=seeds, reference=ref, candidate=cand,
                           cutoff=cutoff, basis=timing_basis(self.task, device, settings))
+        session.builds_restored = tuple(sorted(restored))
         ref_ok = inc_ok = False
         try:
             session.enter("reference", settings.reference_timeout_s)
@@ -346,7 +347,7 @@ class Judge:
         return {"device": _device_name(device), "wall_s": time.monotonic() - started, "log_tail": log,
                 "stage_seconds": {k: round(v, 4) for k, v in session.stage_seconds.items()},
                 "request_seconds": {k: (int(n), round(s, 4)) for k, (n, s) in session.request_seconds.items()},
-                "compile_s": session.compile_s}
+                "compile_s": session.compile_s, "builds_restored": session.builds_restored}
 
     def _failed(self, session: Session, f: Failure, device: str, started: float) -> Evaluation:
         reason = scrub(f.message) or f.status

@@ -198,6 +198,8 @@ class Session:
         judge's own work of giving a side its turn on the device (`candidate turn`): where an evaluation's
         time went, finer than its stages (issue 15's fast judging)."""
         self.compile_s: float | None = None
+        self.builds_restored: tuple[str, ...] = ()
+        """The candidate's extension builds that came from the build cache (guard/build_cache.py)."""
         self.init_on_device: bool | None = None
         """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
 

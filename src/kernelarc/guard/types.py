@@ -160,6 +160,9 @@ class Evaluation(Frozen):
     workloads: tuple[WorkloadResult, ...] = ()
     compile_s: float | None = None
     """Seconds spent importing and building the candidate."""
+    builds_restored: tuple[str, ...] = ()
+    """Extension builds the candidate loaded from the build cache instead of building them in this
+    evaluation (made ahead by `Judge.prebuild`, or kept from an earlier evaluation of the same code)."""
     wall_s: float | None = None
     """Seconds the whole evaluation took."""
     stage_seconds: dict[str, float] = Field(default_factory=dict)
