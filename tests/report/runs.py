@@ -93,7 +93,8 @@ def write_run(run_dir: Path) -> dict[str, int]:
                "best": best, "candidates": 6, "budget": 6, "verdicts": {"KEEP": 2, "ACCEPT": 1, "REVERT": 1, "REJECT": 1},
                "agents": [], "stop_reason": "budget", "wall_s": 12.5,
                "guard": {"evaluations": 5, "lock_held_s": 9.5, "lock_busy_fraction": 0.76,
-                         "candidates_per_lock_minute": 31.6, "timing_s": 4.0, "median_wall_s": 1.9}}
+                         "candidates_per_lock_minute": 31.6, "timing_s": 4.0, "median_wall_s": 1.9,
+                         "median_beyond_compile_s": 1.35, "native_builds": {"candidates": 2, "loaded_built": 1}}}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     return ids
 

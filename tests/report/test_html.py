@@ -82,6 +82,7 @@ def test_findings_agents_and_lock(page, run_dir):
     agents = page[page.index('id="agents"'):page.index('id="candidates"')]
     assert "a0-reduction" in agents and "a1-memory" in agents and "ValueError: &lt;/script&gt;" in agents
     assert "0.760" in agents and "31.6" in agents  # lock busy fraction, candidates per lock-minute
+    assert "1.35" in agents and "1 of 2" in agents  # judging's own seconds, native builds loaded
 
 
 def test_a_running_campaign_without_summary_still_reports(run_dir, tmp_path):
