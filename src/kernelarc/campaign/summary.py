@@ -24,14 +24,13 @@ from kernelarc.campaign.export import export_best
 from kernelarc.campaign.loop import Campaign, LeaderboardEntry
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import Evaluation, Verdict
-from kernelarc.guard.candidate import needs_build, stored_candidate
+from kernelarc.guard.candidate import needs_build
 from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.guard.samples import median
-from kernelarc.memory import EvaluationRecord, Store
+from kernelarc.memory import EvaluationRecord
 from kernelarc.report import plot_progress
 from kernelarc.report.plot import WinnerMark
 from kernelarc.roofline import sol_score
-from kernelarc.task.model import Task
 
 
 def _versions() -> dict:
@@ -310,7 +309,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
                   "request_seconds": request_totals(evaluations),
-                  "native_builds": native_builds(store, task, agent_records),
+                  "native_builds": native_builds(campaign, agent_records),
                   "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
@@ -322,13 +321,11 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     return summary
 
 
-def native_builds(store: Store, task: Task, records: list[EvaluationRecord]) -> dict[str, int]:
+def native_builds(campaign: Campaign, records: list[EvaluationRecord]) -> dict[str, int]:
     """How many judged candidates compile native code (C++ or CUDA), and how many of them loaded their
     builds from the build cache instead of building under the device lock (made ahead on the CPU, or kept):
     on the H200 the builds made ahead had gone unused, 20-29 s each under the lock, and nothing said so."""
-    stored = {r.candidate_id: store.candidate(r.candidate_id) for r in records}
-    building = [r for r in records if needs_build(stored_candidate(stored[r.candidate_id].kind,
-                                                                   stored[r.candidate_id].source, task))]
+    building = [r for r in records if needs_build(campaign.candidate(r.candidate_id))]
     return {"candidates": len(building), "loaded_built": sum(bool(r.evaluation.builds_restored) for r in building)}
 
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernelarc.guard.cutoff import Cutoff
+from kernelarc.guard.sandbox import device_index
 from kernelarc.paths import user_cache_dir
 
 
@@ -32,7 +33,7 @@ def device_id(device: str) -> str:
         return "cpu"
     import torch
 
-    index = int(device.split(":")[1]) if ":" in device else 0
+    index = device_index(device)
     uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
     return f"gpu-{uuid}" if uuid is not None else f"cuda-{index}"
 

@@ -428,7 +428,7 @@ def _sol_times(task: Task, device: str) -> dict[str, float]:
         return {}
     from kernelarc.roofline import ceilings_for, sol_ms
 
-    ceilings = ceilings_for(int(device.split(":")[1]))
+    ceilings = ceilings_for(sandbox.device_index(device))
     return {w.uuid: t for w in task.workloads if (t := sol_ms(w, ceilings)) is not None}
 
 

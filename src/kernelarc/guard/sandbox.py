@@ -137,6 +137,11 @@ def _reachable_by_others(path: Path) -> bool:
     return all(os.stat(parent).st_mode & 0o001 for parent in path.parents)
 
 
+def device_index(device: str) -> int:
+    """The CUDA index a device string names (`cuda` alone is 0)."""
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
 def gpu_nodes(index: int) -> list[str]:
     """The device nodes CUDA needs for GPU `index`: the control nodes and that GPU's own node (every
     GPU's node when the driver's PCI listing cannot say which one is `index`)."""
@@ -209,8 +214,7 @@ def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None
                 args += ["--perms", "0755", "--dir", folder]
         args += ["--ro-bind", path, path]
     if device.startswith("cuda"):
-        index = int(device.split(":")[1]) if ":" in device else 0
-        for node in gpu_nodes(index):
+        for node in gpu_nodes(device_index(device)):
             if os.path.exists(node):
                 args += ["--dev-bind", node, node]
     if scratch is not None:

@@ -43,6 +43,7 @@ from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.replies import (HOST_GAP_MS, KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described,
                                      SpecsReply, StageReply, TimeReply)
 from kernelarc.guard.samples import Samples, median
+from kernelarc.guard.sandbox import device_index
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.types import KernelShare
@@ -109,8 +110,7 @@ def timing_cpu(device: str) -> int | None:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None
-    index = int(device.split(":")[1]) if ":" in device else 0
-    return cpus[-1 - index % len(cpus)]
+    return cpus[-1 - device_index(device) % len(cpus)]
 
 
 @dataclass

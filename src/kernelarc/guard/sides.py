@@ -105,20 +105,19 @@ def cuda_arch_list() -> str:
 
         if not torch.cuda.is_available():
             return ""
-        return ";".join(sorted({"{}.{}".format(*torch.cuda.get_device_capability(i))
-                                for i in range(torch.cuda.device_count())}))
+        return ";".join(sorted({gpu_capability(f"cuda:{i}") for i in range(torch.cuda.device_count())}))
     except Exception:  # noqa: BLE001 - no CUDA here: nothing to pin
         return ""
 
 
+@functools.lru_cache(maxsize=None)
 def gpu_capability(device: str) -> str | None:
     """The compute capability of CUDA `device` as TORCH_CUDA_ARCH_LIST spells it ("9.0"); None for the CPU."""
     if not device.startswith("cuda"):
         return None
     import torch
 
-    index = int(device.split(":")[1]) if ":" in device else 0
-    return "{}.{}".format(*torch.cuda.get_device_capability(index))
+    return "{}.{}".format(*torch.cuda.get_device_capability(sandbox.device_index(device)))
 
 
 class SideProcess:
