@@ -295,3 +295,26 @@ def test_outputs_compared_in_chunks_get_the_whole_outputs_verdict(monkeypatch):
     assert "2 NaN/Inf values (first at (4, 3))" in whole[0].message
     assert "max abs error 0.5 at (5, 34)" in whole[1].message
     assert "a near miss: 2 element(s)" in whole[2].message
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.float64, torch.float16])
+def test_chunked_comparison_agrees_for_every_dtype_layout_and_allowed_minus_inf(monkeypatch, dtype):
+    """The chunked rule against the whole-output one on integers, bools, fp64 and fp16, a transposed
+    (non-contiguous) output, and matching -inf where the tolerance allows it."""
+    from kernelarc.guard import correctness
+
+    expected = (torch.arange(7 * 9).reshape(7, 9) % 5).to(dtype)
+    wrong = expected.clone()
+    wrong[6, 8] = 0 if dtype is not torch.bool else not bool(wrong[6, 8])
+    cases = [(expected.t().contiguous().t(), expected), (wrong, expected), (wrong.t(), expected.t())]
+    if dtype.is_floating_point:
+        with_inf = expected.clone()
+        with_inf[5, 2] = float("-inf")
+        cases.append((with_inf.clone(), with_inf))
+    tolerances = [Tolerance(atol=0.0, rtol=0.0), Tolerance(atol=0.0, rtol=0.0, allow_negative_inf=True)]
+    whole = [compare_tensor(a, e, t) for a, e in cases for t in tolerances]
+    monkeypatch.setattr(correctness, "COMPARE_CHUNK", 10)
+    assert [compare_tensor(a, e, t) for a, e in cases for t in tolerances] == whole
+    assert whole[0].ok and not whole[2].ok and "at (6, 8)" in whole[2].message and "at (8, 6)" in whole[4].message
+    if dtype.is_floating_point:
+        assert not whole[6].ok and whole[7].ok  # -inf in both: a NaN/Inf failure unless allowed
