@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelarc.guard import sandbox, wire
+from kernelarc.guard import sandbox, timing_cpus, wire
 from kernelarc.guard.candidate import load_candidate
 from kernelarc.guard.judge import evaluate
 from kernelarc.guard.settings import GuardSettings
@@ -256,7 +256,8 @@ def test_background_sides_and_the_seeds_generation_yield_the_cpu(monkeypatch):
     monkeypatch.setattr(subprocess, "run", lambda *a, **kw: seen.update(kw) or subprocess.CompletedProcess(a, 1, "", ""))
     with pytest.raises(ValueError):  # no reply from the (not started) child
         inductor_code._run_child(load_task(FIXTURES / "tasks" / "relu_tiny.py"), "cpu", "default")
-    assert seen["preexec_fn"] is sandbox.lowered_priority
+    assert seen["preexec_fn"].func is sandbox.lowered_priority  # and off the timing CPUs (test_timing_cpus.py)
+    assert seen["preexec_fn"].args == (timing_cpus.reserved(),)
 
 
 def test_only_plain_tensors_and_scalars_travel_from_the_reference_side():

@@ -378,7 +378,7 @@ def test_the_wall_pass_pairs_each_abba_block_with_its_neighbour_so_the_hosts_dri
 
 
 def test_both_timed_sides_get_one_cpu_per_device_and_the_thread_is_pinned_only_for_the_block():
-    from kernelarc.guard.session import timing_cpu
+    from kernelarc.guard.timing_cpus import timing_cpu
     from kernelarc.guard.side import pinned
 
     cpus = sorted(os.sched_getaffinity(0))

@@ -272,20 +272,33 @@ BACKGROUND_NICE = 19
 """Niceness of work that runs beside timed calls without being timed: it yields the CPU to them."""
 
 
-def lowered_priority() -> None:
+def lowered_priority(off_cpus: frozenset[int] = frozenset()) -> None:
     """A preexec function for background work (building extensions ahead, generating the seed): the
-    process and everything it starts yield the CPU to the sides being timed. Inductor's generation uses
-    every core for 16-24 s; in the run where it ran beside the baselines (session 13 on the H200) the
-    torch.compile baseline of a host-bound call read 1.100 ms against 0.966 ms in a run without it."""
+    process and everything it starts yield the CPU to the sides being timed, and stay off `off_cpus`
+    (timing_cpus.reserved). Inductor's generation uses every core for 16-24 s; in the run where it ran beside
+    the baselines (session 13 on the H200) the torch.compile baseline of a host-bound call read 1.100 ms
+    against 0.966 ms in a run without it."""
     os.nice(BACKGROUND_NICE)
+    move_off(off_cpus)
 
 
-def limits(policy: SandboxPolicy, device: str, background: bool = False):
-    """A preexec function: resource caps (and `nobody` as root) for the process about to start, at the
+def move_off(cpus: frozenset[int]) -> None:
+    """This process on its CPUs less `cpus` (a preexec function's child, before it starts anything: what it
+    starts inherits the mask); unchanged where that would leave none. The caller computes `cpus`: a child
+    between fork and exec must not import anything."""
+    rest = os.sched_getaffinity(0) - cpus
+    if cpus and rest:
+        os.sched_setaffinity(0, rest)
+
+
+def limits(policy: SandboxPolicy, device: str, background: bool = False, off_cpus: frozenset[int] = frozenset()):
+    """A preexec function: resource caps (and `nobody` as root) for the process about to start, off the
+    host's timing CPUs `off_cpus` (a side's timed blocks pin their thread back there, side.pinned), at the
     lowest CPU priority for `background` work."""
     def apply() -> None:
         if background:
             lowered_priority()
+        move_off(off_cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
         # No single file past either cap, even where the watchdog looks late (its mailbox is memory).
@@ -298,6 +311,6 @@ def limits(policy: SandboxPolicy, device: str, background: bool = False):
     return apply
 
 
-__all__ = ["SandboxPolicy", "SandboxUnavailable", "probe", "sandbox_command", "limits", "lowered_priority", "gpu_nodes",
+__all__ = ["SandboxPolicy", "SandboxUnavailable", "probe", "sandbox_command", "limits", "lowered_priority", "move_off", "gpu_nodes",
            "remove_tree",
            "needs_owner_change", "side_identity", "become", "SIDE_UID_VARIABLE", "COMPILED_INSIDE", "EXTENSIONS_INSIDE", "UNSAFE_FLAG", "NOBODY"]

@@ -43,9 +43,9 @@ from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.replies import (HOST_GAP_MS, KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described,
                                      SpecsReply, StageReply, TimeReply)
 from kernelarc.guard.samples import Samples, median
-from kernelarc.guard.sandbox import device_index
 from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
+from kernelarc.guard.timing_cpus import timing_cpu
 from kernelarc.guard.types import KernelShare
 from kernelarc.guard.wire import WireError, copy_regions, tensor_nbytes
 from kernelarc.task.model import Task
@@ -101,16 +101,6 @@ class Failure(Exception):
     def __init__(self, status: str, message: str, workload: str | None = None, **errors: float):
         super().__init__(message)
         self.status, self.message, self.workload, self.errors = status, message, workload, errors
-
-
-def timing_cpu(device: str) -> int | None:
-    """The host CPU on which both sides time `device`'s blocks: the same for both, since two processes on two
-    cores differ more than the speedups the guard must tell apart (side.pinned); one per device, counted from
-    the last CPU, so that evaluations on several GPUs of one host do not share one. None with a single CPU."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        return None
-    return cpus[-1 - device_index(device) % len(cpus)]
 
 
 @dataclass

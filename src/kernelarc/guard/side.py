@@ -60,7 +60,7 @@ def pretend_gpu(torch, capability: str) -> None:
 @contextlib.contextmanager
 def pinned(cpu: int | None):
     """This thread on host CPU `cpu` for the block, its affinity as it was after. The judge names the same CPU
-    for both timed sides (session.timing_cpu): on the H200 two processes timing the same 60 us call ABBA on
+    for both timed sides (timing_cpus.timing_cpu): on the H200 two processes timing the same 60 us call ABBA on
     two different cores differed by 16% (medians 70.4 vs 60.5 us; identical code KEEP in 16 of 37 windows),
     on one core by 1% (docs/benchmarks.md, session 24). A measure against honest noise, not a defence: code
     in the side can set its own affinity."""

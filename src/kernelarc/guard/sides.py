@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelarc.guard import sandbox, wire
+from kernelarc.guard import sandbox, timing_cpus, wire
 from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.scrub import scrub
 from kernelarc.guard.watchdog import MAX_FILES, WATCH_INTERVAL_S, WATCHDOG, descendants, usage
@@ -159,7 +159,8 @@ class SideProcess:
             env["TORCH_EXTENSIONS_DIR"] = str(self.extensions)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
                                      pass_fds=(cmd_r, reply_w, self.mailbox), cwd=self.scratch, env=env,
-                                     start_new_session=True, preexec_fn=sandbox.limits(policy, device, background))
+                                     start_new_session=True,
+                                     preexec_fn=sandbox.limits(policy, device, background, timing_cpus.reserved()))
         os.close(cmd_r)
         os.close(reply_w)
         self._frozen: set[int] = set()

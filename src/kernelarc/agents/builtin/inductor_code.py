@@ -20,6 +20,7 @@ code of their own. Parameters and buffers are traced as leading inputs, in the o
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -28,6 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from kernelarc.guard import timing_cpus
 from kernelarc.guard.sandbox import lowered_priority
 from kernelarc.task.model import Task, TaskFormat
 
@@ -90,7 +92,8 @@ def _run_child(task: Task, device: str, tuning: str) -> InductorCode:
     request = {"task": task.model_dump(mode="json"), "device": "cuda" if kind == "cuda" else kind, "tuning": tuning}
     try:
         proc = subprocess.run([sys.executable, "-m", __name__], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=GENERATION_TIMEOUT_S, env=env, preexec_fn=lowered_priority)
+                              text=True, timeout=GENERATION_TIMEOUT_S, env=env,
+                              preexec_fn=functools.partial(lowered_priority, timing_cpus.reserved()))
     except subprocess.TimeoutExpired:
         raise ValueError(f"Inductor took over {GENERATION_TIMEOUT_S:.0f} s to generate the code") from None
     try:
