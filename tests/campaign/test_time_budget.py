@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -12,6 +13,7 @@ from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.loop import FINALS_MARGIN
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import GuardSettings
+from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.memory import Store
 from kernelarc.memory.records import CampaignMeta
 from kernelarc.strategies import get_strategy
@@ -102,3 +104,41 @@ def test_a_rounds_evaluations_are_cut_where_the_finals_reserve_begins(tmp_path):
     assert "the final timings' reserve" in cutoff.why
     campaign.cutoff.now("a second Ctrl-C")  # still cut at once by the campaign's own
     assert cutoff.passed() and cutoff.why == "a second Ctrl-C"
+
+
+class _CutSecond:
+    """An executor whose second final timing is cut by the time limit, as on the H200 (2026-12-04)."""
+
+    def __init__(self, executor):
+        self.devices, self.calls, self._executor = executor.devices, [], executor
+
+    async def evaluate(self, candidate, incumbent, **kw):
+        self.calls.append(incumbent.name)
+        if len(self.calls) > 1:
+            raise EvaluationCut("the time limit (130 s) passed")
+        return keep(speedup=2.0)
+
+
+def test_a_final_timing_cut_by_the_limit_keeps_the_ones_already_timed(tmp_path):
+    from kernelarc.campaign.summary import final_measurements
+    from kernelarc.cli.progress import winner_lines
+
+    campaign = _campaign(tmp_path, agents=1)
+    _baseline(campaign, 1, "eager", wall_s=6.0, reference_s=0.0)
+    _baseline(campaign, 2, "torch.compile", wall_s=5.0, reference_s=0.0)
+    leader = propose(campaign.store, 3, agent_id="a0", strategy="reduction")
+    campaign.store.record_verdict(leader, keep(speedup=2.5), against_incumbent_id=None)
+    campaign.executor = _CutSecond(campaign.executor)
+    campaign._limit_at = time.monotonic() + 20
+    finals = asyncio.run(final_measurements(campaign))
+    assert finals.seconds is not None and 0 < finals.left_s <= 20  # how the reserve held, in summary.json
+    assert len(campaign.executor.calls) == 2 and finals.winner.candidate_id == leader
+    assert list(finals.against) == ["eager"] and finals.against["eager"].speedup == 2.0
+    assert finals.timed == "cut before the one against torch.compile: the time limit (130 s) passed"
+    best = {"candidate_id": leader, "agent": "a0", "strategy": "reduction", "baseline": None, "final_timing": finals.timed,
+            "speedup_vs_reference_chained": 2.5, "head_to_head": {"eager": {
+                "speedup": 2.0, "candidate_ms": 0.5, "baseline_ms": 1.0, "verdict": "KEEP", "timing": "cpu_wall",
+                "basis": "wall"}}}
+    lines = winner_lines(best)
+    assert any(line.startswith("2.000x vs eager") for line in lines)
+    assert any("the other final timings: cut before the one against torch.compile" in line for line in lines)

@@ -238,6 +238,10 @@ class Campaign:
                                      for name, r in records.items())
         return StopReason.BASELINES_FAILED
 
+    def time_left_s(self) -> float | None:
+        """Seconds until the time limit; None without one."""
+        return self._limit_at - time.monotonic() if self._limit_at is not None else None
+
     def median_evaluation_s(self) -> float:
         """The median wall time of the evaluations so far; 0 before anything was measured."""
         walls = sorted(r.evaluation.wall_s for r in self.store.evaluations() if r.evaluation.wall_s)

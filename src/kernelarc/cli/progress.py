@@ -104,16 +104,19 @@ def winner_lines(best: dict) -> list[str]:
     lines = [who]
     if best.get("displaced_leader"):
         lines.append(f"({best['displaced_leader']} led the campaign but timed slower than it head to head at the end)")
-    if best.get("final_timing", "measured") != "measured":  # no head-to-head timing: only the chained figure
+    timed = best.get("final_timing", "measured")
+    if timed != "measured" and not best.get("head_to_head"):  # no head-to-head timing: only the chained figure
         return lines + [f"{best['speedup_vs_reference_chained']:.3f}x vs the reference, chained over the campaign's "
-                        f"evaluations (final timings {best['final_timing']})"]
+                        f"evaluations (final timings {timed})"]
     for name, h in best.get("head_to_head", {}).items():
         if h["speedup"] is None:
             lines.append(f"vs {name}: {h['verdict']} head to head (no speedup: not correct there)")
         else:
             lines.append(f"{h['speedup']:.3f}x vs {name}: {h['candidate_ms']:.4g} ms against "
                          f"{h['baseline_ms']:.4g} ms, timed head to head [{h['timing']}, {h['basis']} time]")
-    if not best.get("head_to_head"):
+    if timed != "measured":
+        lines.append(f"(the other final timings: {timed})")
+    elif not best.get("head_to_head"):
         lines.append("no head-to-head timing: no other correct baseline to time it against")
     if best.get("sol_score") is not None:
         lines.append(f"SOL score {best['sol_score']:.3f}")

@@ -1,8 +1,9 @@
 """The guard's entry points: `evaluate(task, candidate, incumbent=None)` for one evaluation, and
 `Judge`, which keeps side processes warm across the evaluations of one task (a campaign's).
 
-Order: static gate (no process), then under the device's lock (held across processes) a session
-of sandboxed side processes (guard/session.py), then the decision (verdict.py). The judge never
+Order: static gate (no process), on a GPU the fresh sides made ready (`_ReadySides`), then under the
+device's lock (held across processes) a session of sandboxed side processes (guard/session.py), then the
+decision (verdict.py). The judge never
 imports candidate code: reference outputs, comparisons, clocks and verdicts live here and in the
 reference side, never in a process that ran the candidate. Every way a candidate can fail becomes
 exactly one status; only our own bugs raise. Imports torch lazily (device resolution, SOL ceilings).
@@ -36,6 +37,21 @@ from kernelarc.guard.sides import SideFailure, SidePool, SideProcess
 from kernelarc.guard.types import Evaluation, Status, TimingMethod, Verdict, WorkloadResult
 from kernelarc.guard.verdict import MIN_PAIRS, decide, geomean
 from kernelarc.task.model import Task, TaskFormat
+
+
+@dataclass
+class _ReadySides:
+    """Sides an evaluation on a GPU takes from the pool before it waits for the device lock, each past its
+    start-up (torch's import, the CUDA context, the compilers' imports: 5-10 s on the H200). Taken under
+    the lock, a side that was still starting held the GPU idle: in a 130 s mlp_relu_small campaign
+    (2026-12-04) 20 s of the 84 s of lock time went to `setup` requests waiting on such sides. Only sides
+    no code has reached: a parked incumbent stays frozen until the lock is held, since its code must not
+    run beside another evaluation's timing."""
+
+    candidate: SideProcess
+    spare: SideProcess | None
+    """A fresh side for the incumbent, whose own side was not parked; handed back to the pool if unused."""
+    seconds: float
 
 
 class GuardInternalError(RuntimeError):
@@ -199,9 +215,55 @@ class Judge:
         rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
         if cutoff is not None:
             cutoff.check()
-        with device_lock(device, self.lock_dir, cutoff) as waited:
-            self.lock_waited_s += waited
-            return self._run(candidate, incumbent, device, settings, Seeds(rng), started, cutoff)
+        ready = self._ready_sides(device, incumbent, settings, cutoff)
+        entered = False
+        try:
+            with device_lock(device, self.lock_dir, cutoff) as waited:
+                entered = True
+                self.lock_waited_s += waited
+                return self._run(candidate, incumbent, device, settings, Seeds(rng), started, cutoff, ready)
+        finally:
+            if not entered and ready is not None:  # the wait for the lock was cut: no code reached them
+                self.pool.give_back(ready.candidate, ready.spare)
+
+    def _ready_sides(self, device: str, incumbent: Candidate | None, settings: GuardSettings,
+                     cutoff: Cutoff | None) -> _ReadySides | None:
+        """The fresh sides of an evaluation on `device`, past their start-up (`_ReadySides`); None on the CPU,
+        where a side's imports would compete with another evaluation's timed calls for the same cores."""
+        if device == "cpu":
+            return None
+        started = time.monotonic()
+        candidate = self.pool.take(device)
+        spare = None
+        if incumbent is not None:
+            with self._lock:
+                parked = (device, _code_key(incumbent)) in self._incumbents
+            spare = None if parked else self.pool.take(device)
+        deadline = started + settings.compile_timeout_s
+        try:
+            candidate = self._settled(candidate, deadline, cutoff)
+            if spare is not None:
+                spare = self._settled(spare, deadline, cutoff)
+        except EvaluationCut:
+            self.pool.give_back(*(side for side in (candidate, spare) if side is not None and side.proc.poll() is None))
+            raise
+        return _ReadySides(candidate, spare, time.monotonic() - started)
+
+    def _settled(self, side: SideProcess, deadline: float, cutoff: Cutoff | None) -> SideProcess:
+        """`side` once it answers (its start-up done), or, where it died starting, another from the pool (whose
+        failure, if it fails too, the evaluation reports where it uses it).
+
+        Raises:
+            EvaluationCut: `cutoff` passed first; `side`, its reply still to come, is ended.
+        """
+        try:
+            side.request({"op": "settle"}, deadline=deadline, cutoff=cutoff)
+            return side
+        except SideFailure as f:
+            side.close(grace_s=0.0)
+            if f.kind == "cut":
+                raise EvaluationCut(f.detail) from None
+            return self.pool.take(side.device)
 
     def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None,
                  cutoff: Cutoff | None = None, build_for: str | None = None) -> bool:
@@ -241,19 +303,21 @@ class Judge:
             side.close()
         return self.pool.take(device), True
 
-    def _incumbent(self, device: str, incumbent: Candidate) -> tuple[SideProcess, bool]:
-        """The incumbent's parked side, let go again, or a fresh one; True when it still needs its set-up."""
+    def _incumbent(self, device: str, incumbent: Candidate, spare: SideProcess | None) -> tuple[SideProcess, bool]:
+        """The incumbent's parked side, let go again, or a fresh one (`spare`, made ready before the lock,
+        where there is one); True when it still needs its set-up. An unused `spare` goes back to the pool."""
         with self._lock:
             side = self._incumbents.pop((device, _code_key(incumbent)), None)
         if side is not None:
             try:
                 side.thaw(check=True)
                 if side.proc.poll() is None and side.breach is None:
+                    self.pool.give_back(spare)
                     return side, False
             except SideFailure:  # something of it ran while it was parked: never used again
                 pass
             side.close()
-        side = self.pool.take(device)
+        side = spare if spare is not None else self.pool.take(device)
         self._restore_builds(side, incumbent)
         return side, True
 
@@ -275,14 +339,17 @@ class Judge:
             old.close(grace_s=0.2)
 
     def _run(self, candidate: Candidate, incumbent: Candidate | None, device: str, settings: GuardSettings,
-             seeds: Seeds, started: float, cutoff: Cutoff | None = None) -> Evaluation:
+             seeds: Seeds, started: float, cutoff: Cutoff | None, ready: _ReadySides | None) -> Evaluation:
         ref, fresh_ref = self._reference(device)
-        cand = self.pool.take(device)
+        cand = ready.candidate if ready is not None else self.pool.take(device)
+        spare = ready.spare if ready is not None else None
         inc: SideProcess | None = None
         restored = self._restore_builds(cand, candidate)
         session = Session(self.task, device=device, settings=settings, seeds=seeds, reference=ref, candidate=cand,
                           cutoff=cutoff, basis=timing_basis(self.task, device, settings))
         session.builds_restored = tuple(sorted(restored))
+        if ready is not None:  # outside the lock: where an evaluation's time went, not the GPU's
+            session.request_seconds["sides ready"] = [1 + (spare is not None), ready.seconds]
         ref_ok = inc_ok = False
         try:
             session.enter("reference", settings.reference_timeout_s)
@@ -298,7 +365,8 @@ class Judge:
             session.correctness()
             if incumbent is not None:  # taken only now: a candidate that fails before timing needs none
                 session.enter("compile", settings.compile_timeout_s)
-                inc, fresh_inc = self._incumbent(device, incumbent)
+                inc, fresh_inc = self._incumbent(device, incumbent, spare)
+                spare = None
                 session.use_incumbent(inc)
                 if fresh_inc:
                     session.setup(session.inc, incumbent.model_dump(mode="json"), "incumbent")
@@ -318,6 +386,7 @@ class Judge:
                     side.kill()
             raise
         finally:
+            self.pool.give_back(spare)  # the candidate failed before it needed an incumbent
             if self.build_cache is not None:
                 self.build_cache.keep(cand.extensions, candidate, restored)
                 for side, code in ((cand, candidate), (inc, incumbent)):

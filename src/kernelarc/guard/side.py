@@ -191,6 +191,11 @@ class Side:
             self._warming = None
 
     # -- requests --------------------------------------------------------------------------------
+    def op_settle(self, h: dict) -> dict:
+        """Answered once the side's start-up is done: the judge waits for it before the device lock."""
+        self.settle()
+        return {}
+
     def op_setup(self, h: dict) -> dict:
         from kernelarc.task.model import Task
         from kernelarc.task.runtime import TaskRuntime

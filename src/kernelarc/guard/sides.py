@@ -438,6 +438,22 @@ class SidePool:
                 idle.append(SideProcess(device, self.policy, self.sandboxed))
             return side
 
+    def give_back(self, *sides: SideProcess | None) -> None:
+        """Sides taken but never given code (made ready for an evaluation that did not use them) back to the
+        front of their device's idle list, as the warmest; past the pool's depth the newest idle ones end."""
+        for side in sides:
+            if side is None:
+                continue
+            surplus = [side]
+            with self._lock:
+                idle = self._idle.setdefault(side.device, [])
+                if side.proc.poll() is None:
+                    idle.insert(0, side)
+                    surplus = idle[self.depth(side.device):]
+                    del idle[self.depth(side.device):]
+            for extra in surplus:
+                extra.close(grace_s=0.2)
+
     def close(self) -> None:
         with self._lock:
             idle, self._idle = [s for ss in self._idle.values() for s in ss], {}
