@@ -1,4 +1,4 @@
-"""On a GPU an evaluation makes its fresh sides ready before it waits for the device lock (judge._ReadySides):
+"""On a GPU an evaluation makes its fresh sides ready before it waits for the device lock (Judge.ready_sides):
 their start-up no longer holds the GPU idle. The path runs here with sides for `cuda:0` on a machine without
 one (a side starts and answers without a GPU); the evaluations that use them run on the card (GPU tests)."""
 
@@ -44,7 +44,7 @@ def _answers(side) -> bool:
 
 
 def test_the_candidate_side_and_a_spare_for_an_unparked_incumbent_are_ready_before_the_lock(judge, task):
-    ready = judge._ready_sides(DEVICE, _incumbent(task), SETTINGS, None)
+    ready = judge.ready_sides(DEVICE, _incumbent(task), SETTINGS, None)
     assert ready.spare is not None and ready.spare is not ready.candidate
     assert _answers(ready.candidate) and _answers(ready.spare) and ready.seconds > 0
     judge.pool.give_back(ready.candidate, ready.spare)
@@ -56,12 +56,12 @@ def test_no_spare_where_the_incumbent_is_parked_and_none_on_the_cpu(judge, task)
     incumbent = _incumbent(task)
     judge._incumbents[(DEVICE, _code_key(incumbent))] = object()  # parked: its own side serves it
     try:
-        ready = judge._ready_sides(DEVICE, incumbent, SETTINGS, None)
+        ready = judge.ready_sides(DEVICE, incumbent, SETTINGS, None)
     finally:
         judge._incumbents.clear()
     assert ready.spare is None and _answers(ready.candidate)
     judge.pool.give_back(ready.candidate)
-    assert judge._ready_sides("cpu", incumbent, SETTINGS, None) is None
+    assert judge.ready_sides("cpu", incumbent, SETTINGS, None) is None
 
 
 def test_a_cut_while_the_sides_start_gives_them_back(judge, task):
@@ -70,7 +70,7 @@ def test_a_cut_while_the_sides_start_gives_them_back(judge, task):
     take = judge.pool.take
     judge.pool.take = lambda device: taken.append(take(device)) or taken[-1]
     with pytest.raises(EvaluationCut):
-        judge._ready_sides(DEVICE, _incumbent(task), SETTINGS, cutoff)
+        judge.ready_sides(DEVICE, _incumbent(task), SETTINGS, cutoff)
     idle = judge.pool._idle[DEVICE]
     assert taken and all(side in idle or side.proc.poll() is not None for side in taken)
     assert any(side in idle for side in taken), "the warmest side given back waits in the pool"
@@ -82,6 +82,40 @@ def test_a_side_that_died_starting_is_replaced(judge, task):
     take = judge.pool.take
     calls = iter([dead])
     judge.pool.take = lambda device: next(calls, None) or take(device)
-    ready = judge._ready_sides(DEVICE, None, SETTINGS, None)
+    ready = judge.ready_sides(DEVICE, None, SETTINGS, None)
     assert ready.candidate is not dead and _answers(ready.candidate)
     judge.pool.give_back(ready.candidate)
+
+
+def test_a_campaign_makes_them_ready_before_its_own_queue_and_gets_them_back_when_cut_there(task, monkeypatch):
+    import asyncio
+
+    from kernelarc.campaign import executor as executor_module
+    from kernelarc.campaign.executor import LocalExecutor
+
+    monkeypatch.setattr(SidePool, "CUDA_DEPTH", 1)
+    monkeypatch.setattr(executor_module, "gpu_capability", lambda device: "9.0")  # no GPU here to ask
+    executor = LocalExecutor(task, [DEVICE], SETTINGS)
+    candidate = load_candidate(FIXTURES / "candidates" / "honest_torch.py", task)
+    made = []
+    ready_sides = executor.judge.ready_sides
+    executor.judge.ready_sides = lambda *a: made.append(ready_sides(*a)) or made[-1]
+    cutoff = Cutoff()
+
+    async def queued_then_cut():
+        async with executor._locks[DEVICE]:  # another evaluation holds the device
+            waiting = asyncio.create_task(executor.evaluate(candidate, None, slot=0, seed=1, cutoff=cutoff))
+            while not made:
+                await asyncio.sleep(0.05)
+            cutoff.now("a second Ctrl-C")
+        with pytest.raises(EvaluationCut):
+            await waiting
+        # checked before the loop ends: a side started from one of its worker threads dies with that thread
+        # (the sandbox's parent-death signal), as in a campaign, whose loop outlives its judge's sides
+        [ready] = made
+        assert ready.candidate in executor.judge.pool._idle[DEVICE] and _answers(ready.candidate)
+
+    try:
+        asyncio.run(queued_then_cut())
+    finally:
+        executor.close()

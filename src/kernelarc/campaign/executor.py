@@ -76,17 +76,24 @@ class LocalExecutor:
                        trusted: bool = False, cutoff: Cutoff | None = None) -> Evaluation:
         device = self.devices[slot % len(self.devices)]
         settings = self.settings.model_copy(update={"seed": seed})
-        if device != "cpu":  # builds on the CPU while another candidate holds the GPU (the CPU has no such slack)
+        ready = None
+        if device != "cpu":  # builds on the CPU while another candidate holds the GPU (the CPU has no such slack),
             await asyncio.to_thread(self.judge.prebuild, candidate, settings, cutoff, gpu_capability(device))
-        async with self._locks[device]:
-            if cutoff is not None:
-                cutoff.check()
-            t0 = time.monotonic()
-            try:
-                return await asyncio.to_thread(self.judge.evaluate, candidate, incumbent, device=device,
-                                               settings=settings, trusted=trusted, cutoff=cutoff)
-            finally:
-                self.lock_held_s[device] += time.monotonic() - t0
+            # and the fresh sides start before the queue for the device, not inside it (Judge.ready_sides)
+            ready = await asyncio.to_thread(self.judge.ready_sides, device, incumbent, settings, cutoff)
+        try:
+            async with self._locks[device]:
+                if cutoff is not None:
+                    cutoff.check()
+                t0 = time.monotonic()
+                handed, ready = ready, None  # the evaluation owns them from here
+                try:
+                    return await asyncio.to_thread(self.judge.evaluate, candidate, incumbent, device=device,
+                                                   settings=settings, trusted=trusted, cutoff=cutoff, ready=handed)
+                finally:
+                    self.lock_held_s[device] += time.monotonic() - t0
+        finally:
+            self.judge.give_back(ready)  # cut while queued: the sides go back unused
 
     def close(self) -> None:
         """End the sides and remove the kept builds."""

@@ -1,7 +1,7 @@
 """The guard's entry points: `evaluate(task, candidate, incumbent=None)` for one evaluation, and
 `Judge`, which keeps side processes warm across the evaluations of one task (a campaign's).
 
-Order: static gate (no process), on a GPU the fresh sides made ready (`_ReadySides`), then under the
+Order: static gate (no process), on a GPU the fresh sides made ready (`ReadySides`), then under the
 device's lock (held across processes) a session of sandboxed side processes (guard/session.py), then the
 decision (verdict.py). The judge never
 imports candidate code: reference outputs, comparisons, clocks and verdicts live here and in the
@@ -40,7 +40,7 @@ from kernelarc.task.model import Task, TaskFormat
 
 
 @dataclass
-class _ReadySides:
+class ReadySides:
     """Sides an evaluation on a GPU takes from the pool before it waits for the device lock, each past its
     start-up (torch's import, the CUDA context, the compilers' imports: 5-10 s on the H200). Taken under
     the lock, a side that was still starting held the GPU idle: in a 130 s mlp_relu_small campaign
@@ -191,13 +191,15 @@ class Judge:
 
     def evaluate(self, candidate: Candidate, incumbent: Candidate | None = None, *, device: str = "auto",
                  settings: GuardSettings | None = None, trusted: bool = False,
-                 cutoff: Cutoff | None = None) -> Evaluation:
+                 cutoff: Cutoff | None = None, ready: ReadySides | None = None) -> Evaluation:
         """Judge `candidate` against `incumbent` (the reference when None) on every workload.
 
         Args:
             trusted: skip the static gate; only for kernelarc's own baselines (they reuse the reference).
             cutoff: the caller's deadline (a campaign's time limit, a second Ctrl-C): once it passes,
                 the wait for the device lock or a side ends, the evaluation's sides are killed.
+            ready: the sides `ready_sides` made ready for this evaluation (a caller that queues evaluations
+                makes them ready before its own queue); made here when None.
 
         Raises:
             EvaluationCut: `cutoff` passed before the verdict (nothing is known of the candidate).
@@ -205,33 +207,35 @@ class Judge:
         settings = settings or GuardSettings()
         started = time.monotonic()
         device = resolve_device(device)
-        finding = None if trusted else check_candidate(candidate)
-        if finding is not None:
-            return Evaluation(
-                verdict=Verdict.REJECT, status=Status.STATIC_REJECT, correct=False, device=_device_name(device),
-                reason=f"static gate, rule {finding.rule} at line {finding.line}: {finding.message}",
-                static_rule=finding.rule, static_line=finding.line, wall_s=time.monotonic() - started,
-            )
-        rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
-        if cutoff is not None:
-            cutoff.check()
-        ready = self._ready_sides(device, incumbent, settings, cutoff)
         entered = False
         try:
+            finding = None if trusted else check_candidate(candidate)
+            if finding is not None:
+                return Evaluation(
+                    verdict=Verdict.REJECT, status=Status.STATIC_REJECT, correct=False, device=_device_name(device),
+                    reason=f"static gate, rule {finding.rule} at line {finding.line}: {finding.message}",
+                    static_rule=finding.rule, static_line=finding.line, wall_s=time.monotonic() - started,
+                )
+            rng = random.Random(settings.seed) if settings.seed is not None else secrets.SystemRandom()
+            if cutoff is not None:
+                cutoff.check()
+            ready = ready or self.ready_sides(device, incumbent, settings, cutoff)
             with device_lock(device, self.lock_dir, cutoff) as waited:
                 entered = True
                 self.lock_waited_s += waited
                 return self._run(candidate, incumbent, device, settings, Seeds(rng), started, cutoff, ready)
         finally:
-            if not entered and ready is not None:  # the wait for the lock was cut: no code reached them
-                self.pool.give_back(ready.candidate, ready.spare)
+            if not entered:  # rejected by the gate, or the wait for the lock was cut: no code reached them
+                self.give_back(ready)
 
-    def _ready_sides(self, device: str, incumbent: Candidate | None, settings: GuardSettings,
-                     cutoff: Cutoff | None) -> _ReadySides | None:
-        """The fresh sides of an evaluation on `device`, past their start-up (`_ReadySides`); None on the CPU,
-        where a side's imports would compete with another evaluation's timed calls for the same cores."""
+    def ready_sides(self, device: str, incumbent: Candidate | None, settings: GuardSettings | None = None,
+                    cutoff: Cutoff | None = None) -> ReadySides | None:
+        """The fresh sides of an evaluation on `device` (resolved), past their start-up (`ReadySides`); None on
+        the CPU, where a side's imports would compete with another evaluation's timed calls for the same cores.
+        Pass them to `evaluate`, or hand them back (`give_back`) if it is not called."""
         if device == "cpu":
             return None
+        settings = settings or GuardSettings()
         started = time.monotonic()
         candidate = self.pool.take(device)
         spare = None
@@ -247,7 +251,12 @@ class Judge:
         except EvaluationCut:
             self.pool.give_back(*(side for side in (candidate, spare) if side is not None and side.proc.poll() is None))
             raise
-        return _ReadySides(candidate, spare, time.monotonic() - started)
+        return ReadySides(candidate, spare, time.monotonic() - started)
+
+    def give_back(self, ready: ReadySides | None) -> None:
+        """Sides made ready for an evaluation that did not run: back to the pool (no code reached them)."""
+        if ready is not None:
+            self.pool.give_back(ready.candidate, ready.spare)
 
     def _settled(self, side: SideProcess, deadline: float, cutoff: Cutoff | None) -> SideProcess:
         """`side` once it answers (its start-up done), or, where it died starting, another from the pool (whose
@@ -339,7 +348,7 @@ class Judge:
             old.close(grace_s=0.2)
 
     def _run(self, candidate: Candidate, incumbent: Candidate | None, device: str, settings: GuardSettings,
-             seeds: Seeds, started: float, cutoff: Cutoff | None, ready: _ReadySides | None) -> Evaluation:
+             seeds: Seeds, started: float, cutoff: Cutoff | None, ready: ReadySides | None) -> Evaluation:
         ref, fresh_ref = self._reference(device)
         cand = ready.candidate if ready is not None else self.pool.take(device)
         spare = ready.spare if ready is not None else None
