@@ -75,6 +75,16 @@ def test_cuda_reports_device_and_wall_time_and_the_basis_decides():
     assert ev.timing is TimingMethod.CUDA_EVENTS and ev.basis == "wall", ev.reason
     assert ev.device_ms is not None and ev.wall_ms == pytest.approx(ev.latency_ms)
     assert all(w.device_ms <= w.wall_ms * 1.25 + 0.01 for w in ev.workloads)
+    assert ev.request_seconds["sides ready"][0] == 1  # the candidate's side started before the device lock
+
+
+@pytest.mark.gpu
+def test_against_an_incumbent_on_cuda_both_fresh_sides_start_before_the_lock():
+    task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    ev = evaluate(task, load_candidate(FIXTURES / "candidates" / "honest_torch.py", task),
+                  load_candidate(FIXTURES / "candidates" / "honest_output_buffer.py", task), device="cuda", settings=FAST)
+    assert ev.verdict is not Verdict.REJECT, ev.reason
+    assert ev.request_seconds["sides ready"][0] == 2 and "incumbent setup" in ev.request_seconds
 
 
 @pytest.mark.slow
