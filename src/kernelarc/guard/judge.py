@@ -249,7 +249,7 @@ class Judge:
             if spare is not None:
                 spare = self._settled(spare, deadline, cutoff)
         except EvaluationCut:
-            self.pool.give_back(*(side for side in (candidate, spare) if side is not None and side.proc.poll() is None))
+            self.pool.give_back(candidate, spare)  # the one cut mid-request is already closed
             raise
         return ReadySides(candidate, spare, time.monotonic() - started)
 

@@ -164,6 +164,7 @@ class SideProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self._frozen: set[int] = set()
+        self._closed = False
         self.breach: SideFailure | None = None
         """Set by the watchdog when the side went past a cap (it is then killed): its next request fails so."""
         WATCHDOG.watch(self)
@@ -271,7 +272,11 @@ class SideProcess:
         return scrub(text)[-LOG_TAIL_CHARS:]
 
     def close(self, grace_s: float = 1.0) -> None:
-        """Ask the side to leave, then make sure that it and everything it started are gone."""
+        """Ask the side to leave, then make sure that it and everything it started are gone. Once: its
+        descriptors' numbers may belong to other files after that."""
+        if self._closed:
+            return
+        self._closed = True
         WATCHDOG.forget(self)
         if self.proc.poll() is None:
             try:
