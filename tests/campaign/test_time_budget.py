@@ -142,3 +142,31 @@ def test_a_final_timing_cut_by_the_limit_keeps_the_ones_already_timed(tmp_path):
     lines = winner_lines(best)
     assert any(line.startswith("2.000x vs eager") for line in lines)
     assert any("the other final timings: cut before the one against torch.compile" in line for line in lines)
+
+
+class _BeatenThenCut:
+    """Eager beats the leader head to head; the time limit then cuts eager's own confirming head-to-heads."""
+
+    def __init__(self, executor):
+        self.devices, self.calls = executor.devices, []
+
+    async def evaluate(self, candidate, incumbent, **kw):
+        self.calls.append((candidate.name, incumbent.name))
+        if len(self.calls) > 2:
+            raise EvaluationCut("the time limit (130 s) passed")
+        return keep(speedup=0.8 if len(self.calls) == 1 else 1.3)
+
+
+def test_a_cut_while_confirming_a_baseline_that_beat_the_leader_keeps_the_leader_and_what_it_lost(tmp_path):
+    from kernelarc.campaign.summary import final_measurements
+
+    campaign = _campaign(tmp_path, agents=1)
+    _baseline(campaign, 1, "eager", wall_s=6.0, reference_s=0.0)
+    _baseline(campaign, 2, "torch.compile", wall_s=5.0, reference_s=0.0)
+    leader = propose(campaign.store, 3, agent_id="a0", strategy="reduction")
+    campaign.store.record_verdict(leader, keep(speedup=2.5), against_incumbent_id=None)
+    campaign.executor = _BeatenThenCut(campaign.executor)
+    finals = asyncio.run(final_measurements(campaign))
+    assert len(campaign.executor.calls) == 3 and finals.winner.candidate_id == leader and finals.displaced is None
+    assert list(finals.against) == ["eager", "torch.compile"] and finals.against["eager"].speedup == 0.8
+    assert finals.timed == "cut: the time limit (130 s) passed (while timing the eager baseline that beat it)"
