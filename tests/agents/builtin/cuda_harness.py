@@ -45,7 +45,7 @@ def compile_cuda_sides(sources: list[str], directory: Path) -> str:
         body = "\n".join(line for line in lines if not line.startswith(HEAD))
         bodies.append(f"namespace case_{i} {{\n{body}\n}}\n")
     unit = directory / "cases.cu"
-    unit.write_text("\n".join(["#include <torch/types.h>", *sorted(heads), *bodies]))
+    unit.write_text("\n".join([*sorted(heads), *bodies]))  # no implicit head: load_inline adds none
     # A CPU build of torch ships c10's CUDA headers but not this generated one (CUDA builds make it).
     stub = directory / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
     stub.parent.mkdir(parents=True)

@@ -16,6 +16,7 @@ from torch.utils.cpp_extension import CUDA_HOME, include_paths
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
 from kernelarc.agents.builtin.moves.cpp_forward import cpp_function, graph_sources
+from kernelarc.agents.builtin.moves.extension_headers import HOST_INCLUDES
 from kernelarc.guard import Verdict, candidate_from_source, evaluate
 from kernelarc.task.execute import load_module
 
@@ -153,7 +154,7 @@ def test_the_graph_replay_compiles_against_torchs_cuda_headers(graphs, tmp_path)
         cases.append(f"namespace case_{i} {{\n{head}\n{forward}\n{tail}\n}}\n")
     includes = [line for line in cases[0].splitlines() if line.startswith("#include")]
     source = tmp_path / "graphs.cpp"
-    source.write_text("\n".join(["#include <torch/extension.h>", *includes, *cases]))
+    source.write_text("\n".join([HOST_INCLUDES, *includes, *cases]))  # as load_inline writes it: no implicit head
     # A CPU build of torch ships c10's CUDA headers but not this generated one (CUDA builds make it).
     stub = tmp_path / "stub" / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
     stub.parent.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """cuda_rowwise: the row-wise forward as one CUDA kernel launched from C++. Off the GPU the same row
 template runs as a serial C++ loop, so the guard checks here the maths the GPU runs (one C++ build,
-30-80 s on 2 cores, per case); nvcc compiles the CUDA side for sm_90 where a CUDA toolkit exists.
+about 10 s on 2 cores, per case); nvcc compiles the CUDA side for sm_90 where a CUDA toolkit exists.
 It cannot run here: docs/benchmarks.md records it on the H200."""
 
 from __future__ import annotations
@@ -83,6 +83,6 @@ def test_threads_start_near_eight_columns_each():
 @pytest.mark.slow
 @pytest.mark.heavy
 def test_the_kernels_compile_for_sm90(tmp_path):
-    """Every case's CUDA side in one translation unit through nvcc (about a minute on 2 cores)."""
+    """Every case's CUDA side in one translation unit through nvcc (about 10 s on 2 cores)."""
     ptx = compile_cuda_sides(first_points(FAMILY, CASES), tmp_path)
     assert ptx.count(".entry") == len(CASES) and "shfl.sync.bfly" in ptx  # one kernel each, warp reductions

@@ -1,6 +1,6 @@
 """cuda_small_gemm: a launch-bound GEMM and its epilogue as one CUDA kernel launched from C++. Off the
 GPU the serial C++ fallback applies the same epilogue function, so the guard checks it here (one C++
-build per case, 30-80 s on 2 cores); nvcc compiles the kernels for sm_90 where a CUDA toolkit
+build per case, about 10 s on 2 cores); nvcc compiles the kernels for sm_90 where a CUDA toolkit
 exists. The kernel cannot run here: docs/benchmarks.md records it on the H200."""
 
 from __future__ import annotations
