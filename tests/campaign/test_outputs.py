@@ -37,6 +37,9 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert eager["baseline_candidate_id"] == summary["baselines"]["eager"]["candidate_id"]
     assert eager["speedup"] == best["speedup_vs_eager"] and eager["candidate_ms"] == best["latency_ms"]
     assert eager["baseline_ms"] == best["eager_ms"]
+    # what the head-to-head cost, and the reserve (none: this campaign has no time limit)
+    assert eager["wall_s"] > 0 and eager["stage_seconds"]["timing"] > 0 and eager["request_seconds"]
+    assert best["finals_s"] > 0 and best["finals_left_s"] is None and best["finals_reserve_s"] is None
     # the speedup is paired block by block (docs/guard.md), not the ratio of the two medians shown
     assert eager["speedup"] > 0 and eager["basis"] == "wall"
     assert best["claim"] == open_store(mixed.run_dir).candidate(best["candidate_id"]).claim

@@ -132,6 +132,7 @@ def test_a_final_timing_cut_by_the_limit_keeps_the_ones_already_timed(tmp_path):
     campaign._limit_at = time.monotonic() + 20
     finals = asyncio.run(final_measurements(campaign))
     assert finals.seconds is not None and 0 < finals.left_s <= 20  # how the reserve held, in summary.json
+    assert finals.reserve_s == pytest.approx(FINALS_MARGIN * ((6.0 + 6.0) + (6.0 + 5.0)), abs=1e-3)
     assert len(campaign.executor.calls) == 2 and finals.winner.candidate_id == leader
     assert list(finals.against) == ["eager"] and finals.against["eager"].speedup == 2.0
     assert finals.timed == "cut before the one against torch.compile: the time limit (130 s) passed"

@@ -64,6 +64,10 @@ class Finals:
     """How long the final timings took."""
     left_s: float | None = None
     """Seconds the time limit left when they began (None without a limit)."""
+    reserve_s: float | None = None
+    """The seconds the campaign had set aside for them (`Campaign.finals_reserve_s`) when they began (None
+    without a limit): with `seconds` and each head-to-head's `wall_s` and stages, what calibrates the
+    reserve (on the H200 it held 47 s for finals of 11 s in one campaign and fell short in another)."""
 
 
 async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> tuple[dict[str, Evaluation], str | None]:
@@ -98,8 +102,10 @@ async def final_measurements(campaign: Campaign) -> Finals:
     """The winner timed against each correct baseline (no winner when there is no leader), with the seconds
     that took and the seconds the time limit left them when they began (how the finals' reserve held)."""
     started, left = time.monotonic(), campaign.time_left_s()
+    reserve = round(campaign.finals_reserve_s(), 3) if left is not None else None
     finals = await _finals(campaign)
-    return replace(finals, seconds=round(time.monotonic() - started, 3), left_s=round(left, 3) if left is not None else None)
+    return replace(finals, seconds=round(time.monotonic() - started, 3), left_s=round(left, 3) if left is not None else None,
+                   reserve_s=reserve)
 
 
 async def _finals(campaign: Campaign) -> Finals:
@@ -200,12 +206,13 @@ def baseline_name(campaign: Campaign, candidate_id: int) -> str | None:
 
 def head_to_head(winner_id: int, baseline_id: int, ev: Evaluation) -> dict:
     """One final comparison as summary.json states it: both times and the speedup come from the same
-    interleaved evaluation. A wall-basis speedup is paired block by block (docs/guard.md), so it can
+    interleaved evaluation, with what that evaluation cost (wall, stages, requests). A wall-basis speedup is paired block by block (docs/guard.md), so it can
     differ from the ratio of the two medians shown when the host drifted between blocks."""
     return {"baseline_candidate_id": baseline_id, "candidate_id": winner_id, "verdict": ev.verdict.value,
             "candidate_ms": ev.latency_ms if ev.correct else None, "baseline_ms": ev.incumbent_ms if ev.correct else None,
             "speedup": ev.speedup if ev.correct else None, "basis": ev.basis,
-            "timing": ev.timing.value if ev.timing else None}
+            "timing": ev.timing.value if ev.timing else None, "wall_s": ev.wall_s, "stage_seconds": ev.stage_seconds,
+            "request_seconds": {k: list(v) for k, v in ev.request_seconds.items()}}
 
 
 REJECT_REASON_CHARS = 300
@@ -265,6 +272,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
             "final_timing": finals.timed,
             "finals_s": finals.seconds,
             "finals_left_s": finals.left_s,
+            "finals_reserve_s": finals.reserve_s,
             "displaced_leader": finals.displaced.agent_id if finals.displaced else None,
             "latency_ms": reference.latency_ms if reference and reference.correct else None,
             "speedup_vs_eager": vs_eager.speedup if vs_eager and vs_eager.correct else None,
