@@ -402,3 +402,13 @@ def test_root_only_files_stay_unreadable(relu_task, host_dir):
     shadow = Path("/etc/shadow")
     if shadow.exists() and not shadow.stat().st_mode & stat.S_IROTH:
         assert "read /etc/shadow" not in ev.log_tail and "refused /etc/shadow" in ev.log_tail, ev.log_tail
+
+
+# --- fourth red-team pass (docs/guard.md) --------------------------------------------------------------------------
+
+def test_a_reply_nested_too_deeply_never_crashes_the_judge(relu_task):
+    """Valid JSON nested 100,000 deep in a reply's header: Python's parser raises RecursionError, not ValueError,
+    and it once escaped the judge as a traceback. A header the parser cannot take is the side's protocol failure."""
+    ev = _judge(relu_task, "nested_reply.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert "nests too deeply" in ev.reason, ev.reason

@@ -71,10 +71,13 @@ def receive(fd: int, *, deadline: float | None = None, on_wait: Callable[[], Non
     (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline, on_wait, wait_s))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"header of {length} bytes (at most {MAX_HEADER_BYTES})")
+    body = _read_exact(fd, length, deadline, on_wait, wait_s)
     try:
-        header = json.loads(_read_exact(fd, length, deadline, on_wait, wait_s))
+        header = json.loads(body)
     except ValueError as e:
         raise WireError(f"header is not JSON: {e}") from None
+    except RecursionError:  # valid JSON nested deeper than the parser's stack: a red-team reply (docs/guard.md)
+        raise WireError("header nests too deeply to parse") from None
     if not isinstance(header, dict):
         raise WireError("header is not a JSON object")
     return header
