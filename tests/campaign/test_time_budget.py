@@ -145,6 +145,35 @@ def test_a_final_timing_cut_by_the_limit_keeps_the_ones_already_timed(tmp_path):
     assert any("the other final timings: cut before the one against torch.compile" in line for line in lines)
 
 
+class _Overlapping:
+    """An executor whose evaluations take a while, recording when each began and ended."""
+
+    def __init__(self, executor):
+        self.devices, self.events = executor.devices, []
+
+    async def evaluate(self, candidate, incumbent, **kw):
+        self.events.append(("began", incumbent.name))
+        await asyncio.sleep(0.05)
+        self.events.append(("ended", incumbent.name))
+        return keep(speedup=2.0)
+
+
+def test_the_next_final_is_submitted_before_the_one_before_it_ends(tmp_path):
+    """Its build and its sides' start-up (7.7-12.2 s on an H100) then run while the one before it is timed; the
+    device lock still times one at a time (LocalExecutor)."""
+    from kernelarc.campaign.summary import final_measurements
+
+    campaign = _campaign(tmp_path, agents=1)
+    _baseline(campaign, 1, "eager", wall_s=6.0, reference_s=0.0)
+    _baseline(campaign, 2, "torch.compile", wall_s=5.0, reference_s=0.0)
+    leader = propose(campaign.store, 3, agent_id="a0", strategy="reduction")
+    campaign.store.record_verdict(leader, keep(speedup=2.5), against_incumbent_id=None)
+    campaign.executor = _Overlapping(campaign.executor)
+    finals = asyncio.run(final_measurements(campaign))
+    assert finals.timed == "measured" and list(finals.against) == ["eager", "torch.compile"]
+    assert [kind for kind, _ in campaign.executor.events] == ["began", "began", "ended", "ended"]
+
+
 class _BeatenThenCut:
     """Eager beats the leader head to head; the time limit then cuts eager's own confirming head-to-heads."""
 

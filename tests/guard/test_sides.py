@@ -143,7 +143,7 @@ def test_a_cuda_device_keeps_its_depth_of_idle_sides_and_hands_out_the_oldest():
     pool = SidePool(sandbox.SandboxPolicy(), False)
     first = pool.take("cuda:7")
     idle = list(pool._idle["cuda:7"])
-    assert len(idle) == SidePool.CUDA_DEPTH == 3
+    assert len(idle) == SidePool.CUDA_DEPTH == 4
     oldest = idle[0]
     assert pool.take("cuda:7") is oldest and pool._idle["cuda:7"][:-1] == idle[1:]
     assert len(pool._idle["cuda:7"]) == SidePool.CUDA_DEPTH

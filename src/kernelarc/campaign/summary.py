@@ -10,6 +10,7 @@ torch.compile, ranked first on a 1.01x that was noise and then timed at 0.96x ea
 
 from __future__ import annotations
 
+import asyncio
 import json
 import platform
 import sys
@@ -74,21 +75,34 @@ async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> tup
     """The winner timed against each correct baseline but itself (a baseline that won is not timed
     against itself: that ratio, 1.05x in issue 19, was noise presented as a gain), and why the rest were
     not, where the time limit cut them: the head-to-heads already timed are kept (on the H200 a 130 s
-    mlp_relu_small campaign's cut second final took its first, timed, with it; 2026-12-04)."""
+    mlp_relu_small campaign's cut second final took its first, timed, with it; 2026-12-04).
+
+    The head-to-heads are submitted together: each still holds the device lock alone, but the next one's
+    build and side start-up run while the one before it is timed (one after the other, the second final
+    waited 7.7-12.2 s for its sides on an H100, docs/benchmarks.md session 28)."""
     winner = campaign.candidate(entry.candidate_id)
-    out = {}
+    opponents = {}
     for name, cid in campaign.baselines.items():
         base_eval = campaign.store.evaluation(cid)
         if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT or cid == entry.candidate_id:
             continue
-        baseline = campaign.candidate(cid)
-        try:
-            out[name] = await campaign.executor.evaluate(
-                winner, baseline, slot=0, trusted=True, cutoff=campaign.cutoff,
-                seed=evaluation_seed(campaign.options.seed + 1, winner, baseline))
-        except EvaluationCut as e:
-            return out, f"cut before the one against {name}: {e}" if out else f"cut: {e}"
-    return out, None
+        opponents[name] = campaign.candidate(cid)
+    results = await asyncio.gather(*(
+        campaign.executor.evaluate(winner, baseline, slot=0, trusted=True, cutoff=campaign.cutoff,
+                                   seed=evaluation_seed(campaign.options.seed + 1, winner, baseline))
+        for baseline in opponents.values()), return_exceptions=True)
+    out, cut = {}, []
+    for name, result in zip(opponents, results):
+        if isinstance(result, EvaluationCut):
+            cut.append((name, result))
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            out[name] = result
+    if not cut:
+        return out, None
+    why = cut[0][1]
+    return out, (f"cut before the one against {' and '.join(name for name, _ in cut)}: {why}" if out else f"cut: {why}")
 
 
 def faster_baseline(leader_id: int, baselines: dict[str, int], against: dict[str, Evaluation]) -> str | None:

@@ -406,12 +406,14 @@ class SidePool:
     A CUDA device keeps CUDA_DEPTH idle sides: an evaluation takes one for its candidate (the judge keeps
     the reference's and the last incumbents' sides), and on the H200 a CUDA side takes about 10 s to be
     ready while a small task's evaluation takes 2-3 s, so two idle sides ran dry (docs/benchmarks.md,
-    session 19); each idle side holds a CUDA context (a few hundred MiB of device memory). The CPU keeps
-    CPU_DEPTH, since there start-ups compete with the evaluation for a few cores. A campaign holds one
-    pool and closes it.
+    session 19); each idle side holds a CUDA context (a few hundred MiB of device memory). The finals take
+    two fresh sides per head-to-head, four for the usual two baselines: with three idle, the second final
+    waited 7.7-12.2 s for a side started during the first, and three of ten campaigns' finals were cut by the
+    time limit in that wait (H100, docs/benchmarks.md session 28). The CPU keeps CPU_DEPTH, since there
+    start-ups compete with the evaluation for a few cores. A campaign holds one pool and closes it.
     """
 
-    CUDA_DEPTH = 3
+    CUDA_DEPTH = 4
     CPU_DEPTH = 1
 
     def __init__(self, policy: sandbox.SandboxPolicy, sandboxed: bool, warm: bool = True):
