@@ -412,3 +412,15 @@ def test_a_reply_nested_too_deeply_never_crashes_the_judge(relu_task):
     ev = _judge(relu_task, "nested_reply.py")
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
     assert "nests too deeply" in ev.reason, ev.reason
+
+
+def test_a_side_that_stops_reading_its_shrunk_command_pipe_never_holds_the_judge(relu_task):
+    """The side shrank its command pipe to one page and stopped reading: the judge's blocking write of a 5 kB
+    request held it forever. Its writes now wait for room only until the request's deadline."""
+    started = time.monotonic()
+    settings = FAST.model_copy(update={"run_timeout_s": 15})
+    source = (ATTACKS / "stall_command_pipe.py").read_text()
+    ev = evaluate(relu_task, candidate_from_source(source, relu_task, name="stall_command_pipe"), device="cpu",
+                  settings=settings, trusted=True)
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.TIMEOUT), ev.reason
+    assert time.monotonic() - started < 90

@@ -62,3 +62,23 @@ def test_a_header_over_the_cap_is_refused_before_it_is_read():
 def test_a_frame_cut_short_is_closed():
     with pytest.raises(wire.WireError, match="closed"):
         _receive(_frame(b'{"ok": true}')[:-3])
+
+
+def test_a_write_to_a_reader_that_stopped_waits_only_until_its_deadline():
+    """A side can shrink its command pipe to one page and stop reading; a blocking write of a larger request
+    once held the judge forever. On a non-blocking descriptor the write gives up at its deadline, calling
+    `on_wait` meanwhile (the judge's watch for the side's death and the caller's cutoff)."""
+    import fcntl
+
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(w, 1031, 1)  # F_SETPIPE_SZ: one page
+        os.set_blocking(w, False)
+        waits = []
+        started = time.monotonic()
+        with pytest.raises(wire.WireTimeout):
+            wire.send(w, {"x": "y" * 20_000}, deadline=started + 0.3, on_wait=lambda: waits.append(1), wait_s=0.05)
+        assert 0.3 <= time.monotonic() - started < 2 and waits
+    finally:
+        os.close(r)
+        os.close(w)

@@ -148,6 +148,7 @@ class SideProcess:
         self._reply_r, reply_w = os.pipe()
         for fd in (self._cmd_w, reply_w):
             wire.widen(fd)
+        os.set_blocking(self._cmd_w, False)  # the judge's writes wait with a deadline (wire.send)
         self.mailbox = wire.sealed_mailbox()
         """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
         argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
@@ -194,20 +195,25 @@ class SideProcess:
         if select.select([self._reply_r], [], [], 0)[0] and self.proc.poll() is None:
             raise SideFailure("protocol", f"a reply was waiting before the {header.get('op')!r} request was sent")
         nonce = secrets.token_hex(8)
-        t0 = time.perf_counter()
-        try:
-            wire.send(self._cmd_w, {**header, "nonce": nonce})
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+        bound = deadline if cutoff is None else cutoff.bound(deadline)
 
         def watch() -> None:
             if cutoff is not None and cutoff.passed():
                 raise SideFailure("cut", cutoff.why)
             self._watch()
 
+        t0 = time.perf_counter()
         try:
-            header_back = wire.receive(self._reply_r, deadline=deadline if cutoff is None else cutoff.bound(deadline),
-                                       on_wait=watch, wait_s=WATCH_INTERVAL_S)
+            wire.send(self._cmd_w, {**header, "nonce": nonce}, deadline=bound, on_wait=watch, wait_s=WATCH_INTERVAL_S)
+        except wire.WireTimeout:
+            if cutoff is not None and cutoff.passed():
+                raise SideFailure("cut", cutoff.why) from None
+            raise SideFailure("timeout", f"the {header.get('op')!r} request not taken in time (the side stopped "
+                                         "reading its commands)") from None
+        except OSError:  # BrokenPipeError among them: the side is gone
+            raise self._died() from None
+        try:
+            header_back = wire.receive(self._reply_r, deadline=bound, on_wait=watch, wait_s=WATCH_INTERVAL_S)
         except wire.WireTimeout:
             if cutoff is not None and cutoff.passed():
                 raise SideFailure("cut", cutoff.why) from None
@@ -280,9 +286,9 @@ class SideProcess:
         WATCHDOG.forget(self)
         if self.proc.poll() is None:
             try:
-                wire.send(self._cmd_w, {"op": "exit"})
+                wire.send(self._cmd_w, {"op": "exit"}, deadline=time.monotonic() + grace_s)
                 self.proc.wait(timeout=grace_s)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, wire.WireTimeout, subprocess.TimeoutExpired):
                 pass
         self.kill()
         for fd in (self._cmd_w, self._reply_r, self._log_fd, self.mailbox):

@@ -1,8 +1,8 @@
 """Messages between the judge and its side processes: JSON headers on pipes, tensors in shared memory.
 
 A frame is an 8-byte length and a JSON object of at most `MAX_HEADER_BYTES`. No pickle, no code: what
-a side sends is data the judge validates, never something it executes. The judge reads with a
-deadline and a cap on the length, so a side that hangs, floods or lies about sizes costs its own
+a side sends is data the judge validates, never something it executes. The judge reads and writes
+with a deadline, and reads with a cap on the length, so a side that hangs, floods or lies about sizes costs its own
 evaluation and nothing else.
 
 Tensors travel through shared memory instead (`Mailbox`, needs torch, used only by the sides; the
@@ -44,16 +44,23 @@ def widen(fd: int) -> None:
         pass
 
 
-def send(fd: int, header: dict) -> None:
-    """Write one frame (blocking)."""
+def send(fd: int, header: dict, *, deadline: float | None = None, on_wait: Callable[[], None] | None = None,
+         wait_s: float = 0.5) -> None:
+    """Write one frame. On a non-blocking descriptor (the judge's to each side) wait for room in the pipe at
+    most until `deadline` (time.monotonic(); None waits forever), calling `on_wait` every `wait_s` meanwhile:
+    a side can shrink its command pipe to one page and stop reading, and a blocking write of a request larger
+    than that once held the judge forever (docs/guard.md). A blocking descriptor (a side's own) blocks.
+
+    Raises:
+        WireTimeout: the deadline passed with the frame not yet written (part of it may be in the pipe).
+    """
     body = json.dumps(header, separators=(",", ":")).encode()
-    _write_all(fd, _LENGTH.pack(len(body)) + body)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    view = memoryview(_LENGTH.pack(len(body)) + body)
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            _wait(fd, True, deadline, on_wait, wait_s)
 
 
 def receive(fd: int, *, deadline: float | None = None, on_wait: Callable[[], None] | None = None,
@@ -86,21 +93,27 @@ def receive(fd: int, *, deadline: float | None = None, on_wait: Callable[[], Non
 def _read_exact(fd: int, n: int, deadline: float | None, on_wait, wait_s: float) -> bytes:
     chunks, got = [], 0
     while got < n:
-        while True:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise WireTimeout()
-            step = wait_s if left is None else min(left, wait_s)
-            if select.select([fd], [], [], step)[0]:
-                break
-            if on_wait is not None:
-                on_wait()
+        _wait(fd, False, deadline, on_wait, wait_s)
         chunk = os.read(fd, min(n - got, 1 << 22))
         if not chunk:
             raise WireError("closed")
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def _wait(fd: int, writing: bool, deadline: float | None, on_wait, wait_s: float) -> None:
+    """Until `fd` can be read (or written), checking `on_wait` every `wait_s` and the deadline."""
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise WireTimeout()
+        step = wait_s if left is None else min(left, wait_s)
+        ready = select.select([], [fd], [], step)[1] if writing else select.select([fd], [], [], step)[0]
+        if ready:
+            return
+        if on_wait is not None:
+            on_wait()
 
 
 ALIGN = 64
