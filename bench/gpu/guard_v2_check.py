@@ -47,6 +47,7 @@ def cases(shared: Path) -> list[tuple[str, Path, Path, str]]:
         ("softmax steps: event clock scaled 0.6x, no busy floor (hack, the guard before it)", t / "softmax_steps.py",
          c / "hack_timer_scaled.py", "KEEP about 1.67x: what the busy floor stops"),
         ("softmax: GPU burner while idle (hack)", softmax, c / "hack_idle_burner.py", "no speedup from the trick"),
+        ("rmsnorm SOL: garbage while profiled (hack)", sol, c / "hack_fake_when_profiled.py", "REJECT REWARD_HACK"),
     ]
 
 

@@ -100,6 +100,48 @@ def test_the_profilers_own_synchronization_is_not_taken_for_a_call_window(extra)
     assert sync_windows(events, 3) is None and sync_windows(events, 0) is None
 
 
+@pytest.mark.parametrize("extra", [0.0, 200.0])
+def test_copies_kept_between_windows_leave_one_pairing_when_the_last_call_is_not_copied(extra):
+    """The device pass keeps every profiled call's outputs for the audits: copies launched between the
+    windows. With the profiler's extra synchronization last, a copy after the last call too would make the
+    pairing (after call i, before call i + 1) hold GPU work in every pair, so the last call's outputs are
+    held, not copied (timing._kept_between_windows), and one pairing is left."""
+    events = [_sync(extra)]
+    for i, base in enumerate((10.0, 60.0, 110.0)):
+        c = 10 * (i + 1)
+        events += [_sync(base), _launch(c, base + 0.5), _launch(c + 1, base + 1.0), _sync(base + 30.0),
+                   _kernel(c, base + 1.0, 20.0, stream=7), _kernel(c + 1, base + 21.0, 3.0, stream=7)]
+        if i < 2:
+            events += [_launch(c + 2, base + 31.0), _kernel(c + 2, base + 32.0, 2.0, stream=7)]
+    assert sync_windows(events, 3) == {0: (10.0, 40.0), 1: (60.0, 90.0), 2: (110.0, 140.0)}
+    copied_last = events + [_launch(99, 141.0), _kernel(99, 142.0, 2.0, stream=7)]
+    if extra:  # the two pairings then both hold GPU work in every pair
+        assert sync_windows(copied_last, 3) is None
+    else:
+        assert sync_windows(copied_last, 3) == sync_windows(events, 3)
+
+
+def test_profiled_calls_are_kept_as_copies_but_the_last_as_it_is():
+    import torch
+
+    from kernelarc.guard.timing import _kept_between_windows
+
+    out = torch.arange(4.0)
+    copied, held = _kept_between_windows([out, 3], last=False), _kept_between_windows([out, 3], last=True)
+    assert copied[0] is not out and torch.equal(copied[0], out) and copied[1] == 3
+    assert held[0] is out
+
+
+def test_small_calls_get_more_audits():
+    """A side that answers a share f of its timed calls wrongly escapes A audits with probability (1 - f)^A:
+    small calls, whose checks cost little, get up to MAX_AUDITS."""
+    from kernelarc.guard.session import AUDIT_BYTES, MAX_AUDITS, audit_count
+
+    assert audit_count(4, 1024) == MAX_AUDITS
+    assert audit_count(4, AUDIT_BYTES // 8) == 8
+    assert audit_count(4, 1 << 30) == 4 and audit_count(20, 1024) == 20
+
+
 def test_a_call_that_synchronizes_itself_leaves_no_sync_windows():
     events = [_sync(10.0), _launch(2, 11.0), _sync(11.5), _sync(13.0)]  # the call's own synchronize in between
     assert sync_windows(events, 1) is None
@@ -267,21 +309,91 @@ def test_the_hosts_gaps_between_kernels_are_left_out_of_the_busy_floor():
     assert _floor_check(2.5, longest_ms=0.003, busy_ms=activity[0].span_ms) is not None
 
 
+OUTPUT = {"kind": "tensor", "type": "torch.Tensor", "dtype": "float32", "shape": [2], "offset": 0, "nbytes": 8}
+"""The one output of the fake workload "w", as a side describes it in its mailbox."""
+
+
 class _ProfiledSide(_Process):
     """A side answering the device pass's requests with fixed profiles: spans of 1 ms, 8 kernels each,
-    busy for 0.6 ms of it (`busy_ms`), or without busy times at all (None)."""
+    busy for 0.6 ms of it (`busy_ms`), or without busy times at all (None); and `fetch` requests for its
+    kept calls (`fetched`: the indices asked for, per block)."""
 
     def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6):
         super().__init__(log, name)
         self.annotated, self.busy_ms = annotated, busy_ms
+        self.mailbox = os.memfd_create("fake-mailbox")
+        os.ftruncate(self.mailbox, 64)
+        self.timed: list[dict] = []
+        self.fetched: list[list[int]] = []
+
+    def mailbox_size(self) -> int:
+        return 64
 
     def request(self, header: dict, *, deadline: float, cutoff=None):
         from kernelarc.guard.sides import Reply
 
+        if header["op"] == "fetch":
+            self.fetched.append(list(header["indices"]))
+            return Reply({"ok": True, "calls": [{"outputs": [OUTPUT], "inputs": []} for _ in header["indices"]]},
+                         seconds=0.001)
+        self.timed.append(header)
         n = len(header["seeds"])
         busy = {} if self.busy_ms is None else {"busy_ms": [self.busy_ms] * n}
         return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
                       "annotated": self.annotated, **busy}, seconds=0.01 * n)
+
+
+class _Checker(_ProfiledSide):
+    """The reference side's `check`: every call passes but those on the seeds in `wrong`."""
+
+    def __init__(self, wrong: set[int]):
+        super().__init__([], "reference", annotated=False)
+        self.wrong, self.checked = wrong, []
+
+    def request(self, header: dict, *, deadline: float, cutoff=None):
+        from kernelarc.guard.sides import Reply
+
+        calls = header["calls"]
+        self.checked += [c["seed"] for c in calls]
+        return Reply({"ok": True, "calls": [{"status": "INCORRECT_NUMERICAL", "message": "wrong"}
+                                            if c["seed"] in self.wrong else {} for c in calls]}, seconds=0.001)
+
+
+class _Everything:
+    def __contains__(self, item) -> bool:
+        return True
+
+
+def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
+    session = _session_with([])
+    session.outputs["w"], session.input_bytes["w"] = [{"shape": [2], "dtype": "float32"}], 8
+    session.cand.process, session.inc.process = candidate, _ProfiledSide([], "incumbent", False)
+    session.ref.process = _Checker(set(wrong))
+    return session
+
+
+def test_the_candidates_profiled_calls_are_audited():
+    """Where device time decides, a side could answer its profiled calls with less work than its checked
+    ones. It keeps every profiled call's outputs (the incumbent none) and the judge checks some of them,
+    drawn after each block ran: one wrong is REWARD_HACK."""
+    from kernelarc.guard.session import Failure, WorkloadTimes, audit_count
+
+    candidate = _ProfiledSide([], "candidate", annotated=False)
+    session = _profiled_session(candidate)
+    session._device_pass("w", [], iterations=50, fit=100, times=WorkloadTimes())
+    assert all(h["capture"] for h in candidate.timed)
+    assert not any(h["capture"] for h in session.inc.process.timed)
+    audited = [i for block in candidate.fetched for i in block]
+    assert len(audited) == audit_count(session.settings.audits, 16) and len(set(session.ref.process.checked)) == len(audited)
+    profiled_seeds = [s for h in candidate.timed for s in h["seeds"]]
+    assert set(session.ref.process.checked) <= set(profiled_seeds)
+
+    candidate = _ProfiledSide([], "candidate", annotated=False)
+    session = _profiled_session(candidate)
+    session.ref.process.wrong = _Everything()  # every profiled call is wrong
+    with pytest.raises(Failure) as failed:
+        session._device_pass("w", [], iterations=50, fit=100, times=WorkloadTimes())
+    assert failed.value.status == "REWARD_HACK" and "a profiled call" in failed.value.message
 
 
 @pytest.mark.parametrize("annotated, busy", [(False, 0.6), (True, None)])
@@ -290,9 +402,7 @@ def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     spans then hold the tracing's gaps and say nothing about its wall time: the pass keeps no busy floor."""
     from kernelarc.guard.session import WorkloadTimes
 
-    session = _session_with([])
-    session.cand.process = _ProfiledSide([], "candidate", annotated)
-    session.inc.process = _ProfiledSide([], "incumbent", False)
+    session = _profiled_session(_ProfiledSide([], "candidate", annotated))
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == busy and times.longest_kernel_ms == 0.125
@@ -303,9 +413,7 @@ def test_a_reply_without_busy_times_is_held_to_its_whole_spans():
     not none at all (a scaled clock would otherwise pass by dropping a field)."""
     from kernelarc.guard.session import WorkloadTimes
 
-    session = _session_with([])
-    session.cand.process = _ProfiledSide([], "candidate", annotated=False, busy_ms=None)
-    session.inc.process = _ProfiledSide([], "incumbent", annotated=False)
+    session = _profiled_session(_ProfiledSide([], "candidate", annotated=False, busy_ms=None))
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == 1.0

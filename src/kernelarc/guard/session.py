@@ -23,8 +23,10 @@ count if they fit the judge's clock: a block's residual (judge time minus the sa
 the side's bookkeeping, the same code on both sides; a candidate whose residual exceeds the
 incumbent's did work outside its measured window (a patched timer, work finished after the end
 event, outputs computed while being copied), one whose residual falls short skipped the
-bookkeeping. `audits` calls per workload are checked, drawn by the judge after the block ran, from
-copies the side made of every call.
+bookkeeping. In each pass (device and wall) at least `audits` of the candidate's calls per workload,
+more for small calls (`audit_count`), are checked, drawn by the judge after the block ran, from copies the
+side made of every call: a side that answers profiled calls with less work than checked ones is caught
+where device time decides.
 """
 
 from __future__ import annotations
@@ -75,6 +77,18 @@ call always. Small workloads' calls share requests; large ones go one per reques
 cost more than the requests: 256 MiB batches made a 64 MiB softmax's rounds slower (a bigger mailbox is fresh
 memory in every new side) and saved nothing on a 14-workload SOL task, whose calls cost their own work
 (docs/benchmarks.md, session 19)."""
+
+
+AUDIT_BYTES = 32 << 20
+"""Outputs and inputs of audited calls per timing pass and workload worth checking beyond the `audits` minimum:
+small calls get more audits (up to MAX_AUDITS), since each costs little and a side that answers wrongly in a
+share f of its timed calls escapes A audits with probability (1 - f)^A (4 audits let one in 3 through at f = 1/4)."""
+MAX_AUDITS = 16
+
+
+def audit_count(minimum: int, per_call_bytes: int) -> int:
+    """Audited candidate calls per timing pass of one workload: `minimum`, more for small calls (AUDIT_BYTES)."""
+    return max(minimum, min(MAX_AUDITS, AUDIT_BYTES // max(per_call_bytes, 1)))
 
 
 def device_blocks(iterations: int, fit: int) -> tuple[int, int]:
@@ -509,12 +523,19 @@ class Session:
         annotated = False
         side_streams = {self.inc.role: False, self.cand.role: False}
         totals: dict[str, dict[str, list[float]]] = {self.inc.role: {}, self.cand.role: {}}
+        audits = self._audited(uuid, n_blocks * per_block)
         with self.turns() as turn:
             for side, b in self._pairs(n_blocks):
-                turn(side)  # no output kept: the device pass audits nothing, and copies cost memory
+                turn(side)
+                # The candidate keeps every call's outputs (copied outside the profiled windows, within the memory
+                # budget `fit` counts): its profiled calls are audited like its wall-timed ones.
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                        "specs": specs, "capture": False, "cpu": self.timing_cpu}, workload=uuid)
+                                        "specs": specs, "capture": side is self.cand, "cpu": self.timing_cpu},
+                                 workload=uuid)
                 block = self.parse(side, reply, TimeReply, uuid)
+                if side is self.cand:
+                    self._audit(uuid, seeds[b], [i - b * per_block for i in audits
+                                                 if b * per_block <= i < (b + 1) * per_block], "a profiled call")
                 samples[side.role] += self._samples(side, block, reply.seconds, len(seeds[b]), uuid)
                 kernels[side.role] += block.kernels
                 for name, (ms, count) in block.kernel_ms.items():
@@ -541,8 +562,7 @@ class Session:
     def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],
                    times: WorkloadTimes) -> None:
         seeds = [[self.seeds.draw() for _ in range(k)] for _ in range(n_blocks)]
-        total = n_blocks * k
-        audits = set(self.seeds.rng.sample(range(total), min(total, self.settings.audits))) if self.on_cuda else set()
+        audits = self._audited(uuid, n_blocks * k) if self.on_cuda else set()
         reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         block_medians: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
@@ -575,14 +595,10 @@ class Session:
                     residual[side.role].append(1000.0 * seconds / k - sum(got) / k)
                     if side is self.cand and not self.on_cuda:
                         self._check_block(uuid, seeds[b], block)
-                    if side is self.cand:  # outputs and inputs after the call: timed calls may not write them either
+                    if side is self.cand:
                         in_block = [i - b * k for i in audits if b * k <= i < (b + 1) * k]
-                        indices = sorted(in_block if self.on_cuda else [self.seeds.rng.randrange(k)])
-                        for batch in self._batches(uuid, indices):
-                            fetched = self.ask(self.cand, {"op": "fetch", "indices": batch, "return_inputs": True},
-                                               workload=uuid)
-                            self.check(uuid, [(seeds[b][i], call, "an audited timed call") for i, call
-                                              in zip(batch, self._calls(fetched, len(batch), uuid))], audit=True)
+                        self._audit(uuid, seeds[b], in_block if self.on_cuda else [self.seeds.rng.randrange(k)],
+                                    "an audited timed call")
         finally:
             if staging is not None:
                 os.close(staging)
@@ -607,6 +623,20 @@ class Session:
             block_medians = {role: list(samples.times_ms) for role, samples in times.wall.items()}
         times.paired = tuple(i / c for i, c in zip(block_medians[self.inc.role], block_medians[self.cand.role])
                              if i > 0 and c > 0)
+
+    def _audited(self, uuid: str, total: int) -> set[int]:
+        """Which of a pass's `total` candidate calls are audited, drawn by the judge (the side learns which only
+        after its block ran): `audit_count` of them."""
+        per_call = self.output_bytes(uuid) + self.input_bytes[uuid]
+        return set(self.seeds.rng.sample(range(total), min(total, audit_count(self.settings.audits, per_call))))
+
+    def _audit(self, uuid: str, seeds: list[int], indices: list[int], where: str) -> None:
+        """The candidate's last block's calls at `indices`, fetched with their inputs after the call and checked
+        (timed calls may not write their inputs either): a wrong one is REWARD_HACK."""
+        for batch in self._batches(uuid, sorted(indices)):
+            fetched = self.ask(self.cand, {"op": "fetch", "indices": batch, "return_inputs": True}, workload=uuid)
+            self.check(uuid, [(seeds[i], call, where) for i, call in zip(batch, self._calls(fetched, len(batch), uuid))],
+                       audit=True)
 
     def _stage_inputs(self, uuid: str, seeds: list[int], staging: int) -> list[list[dict]] | None:
         """CPU: the reference side draws a timed block's inputs (side.op_stage), copied into the judge's own

@@ -42,8 +42,9 @@ class GuardSettings(BaseModel):
     call (host overhead included, as KernelBench measures). `auto`: device for SOL-ExecBench tasks,
     wall for KernelBench files; on the CPU always the wall clock (`cpu_wall`)."""
     audits: int = Field(default=4, ge=1)
-    """Timed candidate calls per workload whose outputs are checked on CUDA, drawn after they ran (on
-    the CPU every timed call is checked)."""
+    """At least this many of the candidate's calls per workload and timing pass (profiled and wall-timed) have
+    their outputs checked on CUDA, drawn after they ran; small calls get more (guard/session.py `audit_count`).
+    On the CPU every timed call is checked."""
     clock_ramp_s: float = Field(default=0.2, ge=0)
     """Seconds of busy work on the card before timing, so no sample is taken at idle clocks (no
     clocks are locked: the machine's settings are not ours to change)."""

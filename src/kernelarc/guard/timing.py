@@ -134,6 +134,7 @@ def device_samples(calls: list[Callable[[], list]], flush, keep,
     """
     from torch.profiler import ProfilerActivity, profile
 
+    kept = []
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for i, call in enumerate(calls):
@@ -143,11 +144,12 @@ def device_samples(calls: list[Callable[[], list]], flush, keep,
             outputs = call()
             torch.cuda.synchronize()
             if keep is not None:
-                keep(_kept(outputs))
+                kept.append(_kept_between_windows(outputs, last=i == len(calls) - 1))
     events = _trace_events(prof)
     windows = sync_windows(events, len(calls))
     if windows is None:
         return _annotated_device_samples(calls, flush, keep, before)
+    _hand_over(kept, keep)
     return _block(iteration_spans(events, windows, flush_first=True), len(calls))
 
 
@@ -155,6 +157,7 @@ def _annotated_device_samples(calls: list[Callable[[], list]], flush, keep,
                               before: Callable[[int], None]) -> DeviceBlock:
     from torch.profiler import ProfilerActivity, profile, record_function
 
+    kept = []
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i, call in enumerate(calls):
@@ -165,9 +168,26 @@ def _annotated_device_samples(calls: list[Callable[[], list]], flush, keep,
                 outputs = call()
             torch.cuda.synchronize()
             if keep is not None:
-                keep(_kept(outputs))
+                kept.append(_kept_between_windows(outputs, last=i == len(calls) - 1))
     events = _trace_events(prof)
+    _hand_over(kept, keep)
     return dataclasses.replace(_block(iteration_spans(events, marked_windows(events)), len(calls)), annotated=True)
+
+
+def _kept_between_windows(outputs: list, last: bool) -> list:
+    """A profiled call's outputs for the audits: copied between windows, except the block's last call's, held as
+    they are. Its copy would be GPU work after the last window, and `sync_windows` could then pair the
+    synchronizations either way when the profiler's extra one comes last; no later call of the block can
+    overwrite the last call's buffers."""
+    return list(outputs) if last else _kept(outputs)
+
+
+def _hand_over(kept: list[list], keep) -> None:
+    """The kept outputs of the profiled run whose spans are reported, and only those: a block profiled again
+    (host-traced) hands over its second run's, so a side cannot be audited on one run and timed on another."""
+    if keep is not None:
+        for outputs in kept:
+            keep(outputs)
 
 
 def _block(spans: tuple[dict[int, CallActivity], int | None], n: int) -> DeviceBlock:
