@@ -1,9 +1,9 @@
 """Turn a `Task` into things to call on a device: inputs per workload and seed, the reference, and
 modules built the way KernelBench builds them. The one place that does so (the guard worker uses it).
 
-KernelBench files draw their inputs and weights from the global RNG, so they run under
-`torch.manual_seed` inside a forked RNG state: results depend only on the seed and the caller's own
-random state is left untouched. SOL-ExecBench inputs follow the official rules in `inputs.py`.
+KernelBench files draw their inputs and weights from the global RNG, so they run with the CPU's and the
+device's generators seeded and restored after (`seeded`): results depend only on the seed and the caller's
+own random state is left untouched. SOL-ExecBench inputs follow the official rules in `inputs.py`.
 Needs torch. Budget: about 150 lines.
 """
 
@@ -26,10 +26,25 @@ INIT_SEED = 42
 
 @contextlib.contextmanager
 def seeded(seed: int, device: torch.device) -> Iterator[None]:
-    """Seed the global RNGs (CPU, and `device` if CUDA) for the block, restoring their state after."""
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        torch.manual_seed(seed)
+    """Seed the global RNGs (CPU, and `device` if CUDA) for the block, restoring their state after.
+
+    The same values as `torch.manual_seed` inside `torch.random.fork_rng`, for a fraction of the cost: those
+    visit every backend and device, 335 us a call on this project's 2-core CPU against 15 us for the two
+    generators alone, and every checked and timed call draws its inputs so, on both sides (its bookkeeping,
+    which the judge's residual check compares: the noisier it is, the more a side can hide in it)."""
+    generators = [torch.default_generator]
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        torch.cuda.init()
+        generators.append(torch.cuda.default_generators[index])
+    states = [g.get_state() for g in generators]
+    try:
+        for g in generators:
+            g.manual_seed(seed)
         yield
+    finally:
+        for g, state in zip(generators, states):
+            g.set_state(state)
 
 
 def to_device(value: Any, device: torch.device) -> Any:
