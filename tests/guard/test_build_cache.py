@@ -79,6 +79,59 @@ def test_a_graph_point_keeps_the_build_it_makes_on_the_gpu(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("c++") and shutil.which("ninja")), reason="needs a C++ compiler and ninja")
 @pytest.mark.heavy
+def _secret(tmp_path: Path) -> Path:
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    (folder / "secret.txt").write_text("SECRET")
+    return folder
+
+
+def test_a_compiled_folder_replaced_by_a_link_is_never_followed(tmp_path):
+    """Fifth red-team pass: a side replaced its `compiled` folder by a link to a root-only folder; the judge
+    (root) copied the folder behind it into the cache, and the candidate's next side got it back as its own."""
+    cache, secret = BuildCache(tmp_path / "cache"), _secret(tmp_path)
+    side = tmp_path / "side"
+    side.mkdir()
+    (side / "compiled").symlink_to(secret)
+    assert cache.keep_compiled(side / "compiled", _candidate()) is False
+    assert not list((tmp_path / "cache").rglob("secret.txt"))
+
+
+def test_links_fifos_and_swapped_names_inside_a_kept_folder_are_left_out(tmp_path):
+    import os
+
+    cache, secret = BuildCache(tmp_path / "cache"), _secret(tmp_path)
+    compiled = tmp_path / "side" / "compiled"
+    (compiled / "triton" / "abc").mkdir(parents=True)
+    (compiled / "triton" / "abc" / "kernel.cubin").write_bytes(b"cubin")
+    (compiled / "triton" / "leak").symlink_to(secret)
+    (compiled / "triton" / "leak.txt").symlink_to(secret / "secret.txt")
+    os.mkfifo(compiled / "triton" / "pipe")  # a read of it would block the judge
+    extensions = tmp_path / "side" / "extensions"
+    _build(extensions, "ext")
+    (extensions / "ext" / "notes").symlink_to(secret)
+    (extensions / "linked").symlink_to(secret)
+    candidate = _candidate("ext", "linked")
+    assert cache.keep_compiled(compiled, candidate)
+    assert cache.keep(extensions, candidate, set()) == ["ext"]
+    kept = tmp_path / "cache" / "kept" / candidate.hash
+    files = sorted(str(p.relative_to(kept)) for p in kept.rglob("*") if p.is_file() or p.is_symlink())
+    assert files == ["compiled/triton/abc/kernel.cubin", "ext/ext.so", "ext/main.cpp"]
+
+
+def test_sparse_files_count_at_their_apparent_size(tmp_path, monkeypatch):
+    """A side's two 1 GiB sparse files (no block written) became 2 GiB of the judge's disk."""
+    import kernelarc.guard.build_cache as build_cache
+
+    monkeypatch.setattr(build_cache, "BUILD_CAP_BYTES", 1 << 20)
+    cache, extensions = BuildCache(tmp_path / "cache"), tmp_path / "extensions"
+    _build(extensions, "big")
+    with open(extensions / "big" / "hole.bin", "wb") as f:
+        f.truncate(8 << 20)
+    assert cache.keep(extensions, _candidate("big"), set()) == []
+    assert not (tmp_path / "cache" / "kept").exists() or not list((tmp_path / "cache" / "kept").rglob("hole.bin"))
+
+
 def test_a_cpp_candidate_compiles_once_across_evaluations(tmp_path):
     """Judged as the candidate it builds (30-60 s on 2 cores); judged again as the incumbent it loads
     the kept build. Without the cache the second evaluation would build it again."""

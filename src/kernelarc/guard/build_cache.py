@@ -20,7 +20,9 @@ is timed each time, which a fresh autotune need not pick.
 Untrusted code made these builds. The rules keep one candidate from planting a build that another
 would load: builds and caches are kept under the candidate that was judged (extension builds only in
 directories named, as a word, in its own source and holding a library); and a side gets only the
-builds and caches of the code it runs.
+builds and caches of the code it runs. What is kept is copied by `safe_copy.copy_tree`: regular files and
+folders only, no link followed, each kept folder capped (a link to a root-only folder and sparse files of
+apparent gigabytes got through shutil's copies, docs/guard.md).
 """
 
 from __future__ import annotations
@@ -32,19 +34,18 @@ from pathlib import Path
 
 from kernelarc.guard import sandbox
 from kernelarc.guard.candidate import Candidate
+from kernelarc.guard.safe_copy import CopyRefused, copy_tree
 
 UNREADABLE = (OSError, RecursionError)
 """What walking or copying a folder a side wrote can raise: it may be any depth (shutil and pathlib recurse)."""
 COMPILED_CAP_BYTES = 1 << 30
 """A side's compiler caches larger than this are not kept (copying them would cost what they save)."""
+BUILD_CAP_BYTES = 1 << 30
+"""Nor is an extension build folder larger than this (a CUTLASS build is tens of megabytes)."""
 
 
 def _named_in(name: str, candidate: Candidate) -> bool:
     return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", candidate.source) is not None
-
-
-def _built(directory: Path) -> bool:
-    return directory.is_dir() and any(directory.glob("*.so"))
 
 
 class BuildCache:
@@ -75,15 +76,18 @@ class BuildCache:
         try:
             for build in sorted(extensions.iterdir()) if extensions.is_dir() else ():
                 target = self.root / "kept" / candidate.hash / build.name
-                if build.name in restored or target.exists() or not _built(build) or not _named_in(build.name, candidate):
+                if build.name in restored or target.exists() or not _named_in(build.name, candidate):
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_name(f".{build.name}.{os.getpid()}")
                 try:
-                    shutil.copytree(build, partial, symlinks=True)
-                except UNREADABLE:
+                    copied = copy_tree(build, partial, max_bytes=BUILD_CAP_BYTES)
+                except (CopyRefused, *UNREADABLE):
                     sandbox.remove_tree(partial)
-                    raise
+                    continue
+                if not any(name.endswith(".so") for name in copied.names):  # no library: nothing was built
+                    sandbox.remove_tree(partial)
+                    continue
                 os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
                 kept.append(build.name)
         except UNREADABLE:  # nor one that cannot be written
@@ -111,19 +115,17 @@ class BuildCache:
         target = self.root / "kept" / candidate.hash / "compiled"
         partial = target.with_name(f".compiled.{os.getpid()}.{id(compiled)}")
         try:
-            files = [p for p in compiled.rglob("*") if p.is_file() and not p.is_symlink()]
-            if not files or sum(p.stat().st_size for p in files) > COMPILED_CAP_BYTES:
-                return False
-            if target.is_dir() and sum(1 for p in target.rglob("*") if p.is_file()) >= len(files):
-                return False
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(compiled, partial, symlinks=True)
+            copied = copy_tree(compiled, partial, max_bytes=COMPILED_CAP_BYTES)
+            if not copied.files or (target.is_dir() and sum(1 for p in target.rglob("*") if p.is_file()) >= copied.files):
+                sandbox.remove_tree(partial)
+                return False
             old = target.with_name(f".old.{os.getpid()}.{id(compiled)}")
             if target.exists():
                 os.replace(target, old)
             os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
             sandbox.remove_tree(old)
-        except UNREADABLE:
+        except (CopyRefused, *UNREADABLE):
             sandbox.remove_tree(partial)
             return False
         return True
