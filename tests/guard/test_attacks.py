@@ -424,3 +424,13 @@ def test_a_side_that_stops_reading_its_shrunk_command_pipe_never_holds_the_judge
                   settings=settings, trusted=True)
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.TIMEOUT), ev.reason
     assert time.monotonic() - started < 90
+
+
+@pytest.mark.parametrize("name", ["burn_in_a_syscall_while_stopped.py", "ptrace_restart_while_stopped.py"])
+def test_work_that_runs_on_while_the_side_is_held_stopped_is_caught(relu_task, name):
+    """Fifth red-team pass: a thread inside one long syscall, or one restarted by its own tracer, ran on the
+    timing CPU through the incumbent's blocks while its side read as stopped (KEEP about 2x with relu). The
+    judge now reads the CPU time its stopped processes used between freeze and thaw."""
+    ev = _judge(relu_task, name)
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert "held it stopped" in ev.reason, ev.reason

@@ -49,6 +49,16 @@ LOG_TAIL_CHARS = 4000
 
 STOP_SETTLE_S = 0.2
 """How long a stopped process may take to reach its stop before the judge counts it as running."""
+STOPPED_CPU_NS = 2_000_000
+"""CPU time a side's stopped processes may use between the end of the judge's freeze and its thaw (an honest
+side, idle between requests, used none in 48 freezes on the CPU): beyond it something of the side ran while held
+stopped, on a turn of the other side that lasts tens of milliseconds. A stop
+takes effect when a thread returns to user space, so a thread inside one long syscall (a 2 GiB pwritev)
+ran on through the incumbent's blocks, and a thread restarted by its own tracer (PTRACE_CONT) ran there
+at will; each read as stopped by its state letter and made identical honest code KEEP about 2x (fifth
+red-team pass, 2026-12-06)."""
+STOPPED_CPU_TICKS = 1
+"""The same, in the clock ticks of a process's own account (which keeps its exited threads' time too)."""
 FREEZE_LIMIT_S = 1.0
 """How long the judge keeps walking a side's process tree to stop it (an honest side's walk takes milliseconds)."""
 
@@ -165,6 +175,7 @@ class SideProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self._frozen: set[int] = set()
+        self._cpu_at_freeze: dict[int, tuple[int, int]] = {}
         self._closed = False
         self.breach: SideFailure | None = None
         """Set by the watchdog when the side went past a cap (it is then killed): its next request fails so."""
@@ -339,6 +350,7 @@ class SideProcess:
                     pass
                 stopped.add(p)
         self._frozen = stopped
+        self._cpu_at_freeze = {p: used for p in stopped if (used := _cpu_used(p)) is not None}
 
     def thaw(self, check: bool = False) -> None:
         """Let the stopped processes run again.
@@ -355,18 +367,25 @@ class SideProcess:
                 pass
         self._frozen = set()
         if ran is not None:
-            raise SideFailure("runaway", f"had a process running ({ran}) while the judge held it stopped")
+            raise SideFailure("runaway", f"ran while the judge held it stopped ({ran})")
 
-    def _running(self) -> int | None:
-        """A process the judge stopped that is running (None when none is). One may still be on its way to
-        the stop on a loaded machine (it must be scheduled to take it): it gets STOP_SETTLE_S to arrive
-        there; one that was resumed never does."""
+    def _running(self) -> str | None:
+        """How a process of the side ran while the judge held it stopped (None when none did): it is running
+        now (one may still be on its way to the stop on a loaded machine: it gets STOP_SETTLE_S to arrive
+        there; one that was resumed never does), it used CPU time since the freeze (STOPPED_CPU_NS), or a
+        process appeared that the freeze did not stop."""
         settle_until = time.monotonic() + STOP_SETTLE_S
         for p in self._frozen:
             while _state(p) in (b"R", b"S"):
                 if time.monotonic() > settle_until:
-                    return p
+                    return f"process {p}"
                 time.sleep(0.005)
+        for p, (ticks, ns) in self._cpu_at_freeze.items():
+            now = _cpu_used(p)
+            if now is not None and (now[0] - ticks > STOPPED_CPU_TICKS or now[1] - ns > STOPPED_CPU_NS):
+                return f"process {p} used {max((now[1] - ns) / 1e6, (now[0] - ticks) * 1000 / _TICKS):.0f} ms of CPU"
+        if self._frozen and (new := [p for p in descendants(self.proc.pid) if p not in self._frozen]):
+            return f"process {new[0]} started"
         return None
 
     def kill(self) -> None:
@@ -388,6 +407,28 @@ def _at_rest(pid: int) -> bool:
     except OSError:
         return True
     return all(_state(pid, thread) not in (b"R", b"S", b"D") for thread in threads)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_used(pid: int) -> tuple[int, int] | None:
+    """(utime + stime of the whole process in clock ticks, exited threads included; nanoseconds on the CPU
+    of its live threads, from their schedstat) or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])
+        ns = 0
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{thread}/schedstat", "rb") as f:
+                    ns += int(f.read().split()[0])
+            except (OSError, IndexError, ValueError):  # the thread is gone
+                pass
+        return ticks, ns
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _state(pid: int, thread: str | None = None) -> bytes | None:
