@@ -310,7 +310,7 @@ def test_a_process_that_ran_while_its_side_was_held_stopped_is_a_runaway():
         side.freeze()
         os.kill(side.proc.pid, signal.SIGCONT)  # as a sibling the walk missed would
         time.sleep(0.2)
-        with pytest.raises(SideFailure, match="running") as failure:
+        with pytest.raises(SideFailure, match="held it stopped") as failure:
             side.thaw(check=True)
         assert failure.value.kind == "runaway"
     finally:

@@ -378,7 +378,7 @@ class SideProcess:
         for p in self._frozen:
             while _state(p) in (b"R", b"S"):
                 if time.monotonic() > settle_until:
-                    return f"process {p}"
+                    return f"process {p} running"
                 time.sleep(0.005)
         for p, (ticks, ns) in self._cpu_at_freeze.items():
             now = _cpu_used(p)
