@@ -434,3 +434,14 @@ def test_work_that_runs_on_while_the_side_is_held_stopped_is_caught(relu_task, n
     ev = _judge(relu_task, name)
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
     assert "held it stopped" in ev.reason, ev.reason
+
+
+@pytest.mark.parametrize("name", ["oversized_input_description.py", "many_input_regions.py"])
+def test_inputs_handed_back_must_be_the_calls_own(relu_task, name):
+    """Fifth red-team pass: a call's "inputs after the call" were any regions of the mailbox: one sized past
+    64 bits crashed the judge (GuardInternalError), eight of 64 MiB each were copied into the reference side's
+    mailbox before anything refused them."""
+    started = time.monotonic()
+    ev = _judge(relu_task, name)
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+    assert time.monotonic() - started < 60

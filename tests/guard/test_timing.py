@@ -367,6 +367,7 @@ class _Everything:
 def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
     session = _session_with([])
     session.outputs["w"], session.input_bytes["w"] = [{"shape": [2], "dtype": "float32"}], 8
+    session.input_specs["w"] = []
     session.cand.process, session.inc.process = candidate, _ProfiledSide([], "incumbent", False)
     session.ref.process = _Checker(set(wrong))
     return session

@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
+MAX_DIM = 1 << 48
+"""No tensor dimension is larger (a byte count stays far inside 64 bits)."""
+MAX_DIMS = 64
 KERNELS_REPORTED = 5
 """Kernels a side reports of its device pass's profile, costliest first."""
 KERNEL_NAME_CHARS = 160
@@ -28,9 +31,10 @@ class Described(Reply):
     kind: Literal["tensor", "subclass", "other"]
     type: str | None = None
     dtype: str | None = None
-    shape: list[Annotated[int, Field(ge=0)]] | None = None
+    shape: Annotated[list[Annotated[int, Field(ge=0, le=MAX_DIM)]], Field(max_length=MAX_DIMS)] | None = None
     """Sizes as the side says them: a negative one (whose product still matched the byte count) crashed the
-    judge's view of the mailbox until it was refused here."""
+    judge's view of the mailbox until it was refused here, as did a size past 64 bits beside a zero one
+    (fifth red-team pass)."""
     offset: int | None = Field(default=None, ge=0)
     nbytes: int | None = Field(default=None, ge=0)
 
@@ -64,9 +68,11 @@ class CheckReply(Reply):
 
 
 class SpecsReply(Reply):
-    """The reference side's description of a workload's outputs."""
+    """The reference side's description of a workload's outputs and tensor inputs."""
 
     outputs: list[Described]
+    inputs: list[Described] = []
+    """Each tensor input's dtype and shape, in call order: what a call handed back "after the call" must be."""
     input_bytes: int = Field(ge=0)
     init_on_device: bool | None = None
     """Where the reference drew a KernelBench module's weights (task/runtime.py): the other sides do the same."""

@@ -195,6 +195,8 @@ class Session:
         self.outputs: dict[str, list[dict]] = {}
         """Reference output descriptions per workload."""
         self.input_bytes: dict[str, int] = {}
+        self.input_specs: dict[str, list[dict]] = {}
+        """Per workload, each tensor input's dtype and shape (the reference side's `specs`)."""
         self.workload_errors: dict[str, tuple[float, float]] = {}
         self.stage_seconds: dict[str, float] = {}
         self.request_seconds: dict[str, list[float]] = {}
@@ -321,6 +323,7 @@ class Session:
             specs = self.parse(self.ref, reply, SpecsReply, w.uuid)
             self.outputs[w.uuid] = [d.model_dump(exclude_none=True) for d in specs.outputs]
             self.input_bytes[w.uuid] = specs.input_bytes
+            self.input_specs[w.uuid] = [d.model_dump(exclude_none=True) for d in specs.inputs]
             self.init_on_device = specs.init_on_device
 
     def specs(self, uuid: str) -> list[dict]:
@@ -374,7 +377,7 @@ class Session:
         for _, call, where in calls:
             problem = validate_outputs(call.outputs, self.outputs[uuid], size)
             if problem is None and call.inputs is not None:
-                problem = validate_regions(call.inputs, size, "input")
+                problem = validate_inputs(call.inputs, self.input_specs[uuid], size)
             if problem is not None:
                 status, message = problem
                 raise Failure(status, f"workload {uuid}, {where}: {message}", uuid)
@@ -751,6 +754,17 @@ def validate_outputs(outputs: list[Described], expected: list[dict], mailbox_siz
     return validate_regions(outputs, mailbox_size, "output")
 
 
+def validate_inputs(inputs: list[Described], expected: list[dict], mailbox_size: int) -> tuple[str, str] | None:
+    """(REWARD_HACK, message) unless a call's inputs after the call are exactly its tensor inputs' kinds, shapes
+    and dtypes, in the side's mailbox: extra or resized regions made the reference side read a size past 64
+    bits (a judge crash) or copy gigabytes of one region (fifth red-team pass)."""
+    if len(inputs) != len(expected) or any(
+            got.kind != "tensor" or got.shape != list(want["shape"]) or got.dtype != want["dtype"]
+            for got, want in zip(inputs, expected)):
+        return "REWARD_HACK", "its inputs after the call were not handed back as they were given"
+    return validate_regions(inputs, mailbox_size, "input")
+
+
 def validate_regions(described: list[Described], mailbox_size: int, what: str) -> tuple[str, str] | None:
     """(status, message) unless every description is a tensor whose bytes lie inside the mailbox."""
     for i, d in enumerate(described):
@@ -764,4 +778,5 @@ def validate_regions(described: list[Described], mailbox_size: int, what: str) -
     return None
 
 
-__all__ = ["Session", "Seeds", "Failure", "WorkloadTimes", "validate_outputs", "validate_regions", "STATUSES"]
+__all__ = ["Session", "Seeds", "Failure", "WorkloadTimes", "validate_outputs", "validate_inputs", "validate_regions",
+           "STATUSES"]

@@ -235,8 +235,11 @@ class Side:
         bad = _non_finite(self.torch, outputs, self.tolerances(h, outputs))
         if bad is not None:
             raise CandidateFailure("INVALID_REFERENCE", f"reference output {bad} has NaN/Inf on {h['workload']}")
-        in_bytes = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, self.torch.Tensor))
-        return {"outputs": descriptions, "input_bytes": in_bytes, "init_on_device": self.runtime.init_on_device}
+        tensors = [t for t in inputs if isinstance(t, self.torch.Tensor)]
+        in_bytes = sum(t.numel() * t.element_size() for t in tensors)
+        return {"outputs": descriptions, "input_bytes": in_bytes, "init_on_device": self.runtime.init_on_device,
+                "inputs": [{"kind": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+                           for t in tensors]}
 
     def op_call(self, h: dict) -> dict:
         """Correctness calls, one on the inputs of each of `seeds` in turn: each call's outputs (and, where
@@ -301,9 +304,11 @@ class Side:
         reply = {"status": None if check.ok else check.status.value, "message": check.message,
                  "max_abs_error": check.max_abs_error, "max_rel_error": check.max_rel_error}
         if check.ok and "inputs" in call:
-            after = [self.mailbox.read(d, self.device) for d in call["inputs"]]
             tensors = [t for t in pristine if isinstance(t, self.torch.Tensor)]
-            changed = inputs_unchanged(tensors, after) if len(after) == len(tensors) else "inputs were not handed back"
+            if len(call["inputs"]) != len(tensors):  # the judge checked them against this side's specs already
+                raise CandidateFailure("REWARD_HACK", "inputs were not handed back")
+            after = [self.mailbox.read(d, self.device) for d in call["inputs"]]
+            changed = inputs_unchanged(tensors, after)
             if changed:
                 reply.update(status="REWARD_HACK", message=changed)
         return reply
