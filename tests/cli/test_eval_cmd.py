@@ -175,3 +175,13 @@ def test_matched_ratio_lets_a_few_elements_out_of_tolerance_pass(capsys, tmp_pat
     assert code == 0 and json.loads(out)["correct"]
     code, _, err = _run(capsys, RELU, str(candidate), *FAST, "--matched-ratio", "1.5")
     assert code == 2 and "--matched-ratio" in err
+
+
+def test_a_reason_that_quotes_markup_is_printed_as_text(capsys, tmp_path):
+    """A candidate's error message is quoted in the reason: "[/bold]" in it crashed `eval` with rich's MarkupError
+    (fifth red-team pass) instead of printing the REJECT."""
+    candidate = tmp_path / "raises.py"
+    candidate.write_text("import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+                         "        raise RuntimeError('[/bold] unbalanced [red]')\n")
+    code, out, _ = _run(capsys, RELU, str(candidate), *FAST)
+    assert code == 1 and "REJECT" in out and "[/bold] unbalanced [red]" in out

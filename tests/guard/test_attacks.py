@@ -372,12 +372,15 @@ def test_tmpfs_mounts_hold_no_more_than_their_small_size(relu_task):
     assert not over, f"tmpfs places took more than {TMPFS_MOST >> 20} MiB: {over}"
 
 
-@pytest.mark.parametrize("target", ["stdout", "scratch", "unlinked", "memfd"])
+@pytest.mark.parametrize("target", ["stdout", "scratch", "unlinked", "memfd", "mailbox", "mapped_memfd",
+                                    "mapped_unlinked", "sockets"])
 def test_writing_past_the_disk_or_memory_cap_is_a_runtime_error(relu_task, target):
-    """2 GiB to the host log, to files in the scratch folder, to unlinked files held open and to memfds of the
-    side's own, under a memory cap of 1 GiB and a disk cap of 256 MiB: the judge's watch kills a side past
-    either (its resident memory plus the memfds and tmpfs files it holds open; its scratch folder, its log and
-    the unlinked files it holds open), and RLIMIT_FSIZE bounds each file."""
+    """2 GiB to the host log, to files in the scratch folder, to unlinked files held open or only mapped, to
+    memfds of the side's own held open or only mapped, and to its own mailbox beyond what it maps, under a
+    memory cap of 1 GiB and a disk cap of 256 MiB: the judge's watch kills a side past either (its anonymous
+    resident memory plus every memfd it holds or maps, its mailbox included; its scratch folder, its log and the
+    unlinked files it holds or maps), and RLIMIT_FSIZE bounds each file; sockets, whose buffers are kernel
+    memory, are counted (MAX_SOCKETS). The last four passed the watch until the fifth red-team pass."""
     started = time.monotonic()
     policy = sandbox.SandboxPolicy(memory_bytes=1 << 30, disk_bytes=256 << 20)
     ev = _judge(relu_task, "fill_disk.py", policy=policy, TARGET=target)

@@ -122,8 +122,9 @@ class _StderrHandler(logging.StreamHandler):
 
 
 def fail(message: str) -> None:
-    """End the command with one line on stderr and exit code 2."""
-    err_console.print(f"[bold red]kernelarc: error:[/] {message}", highlight=False, soft_wrap=True)
+    """End the command with one line on stderr and exit code 2. `message` is plain text (it may quote a
+    reference's or a candidate's error, brackets and all)."""
+    err_console.print(f"[bold red]kernelarc: error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USER_ERROR)
 
 

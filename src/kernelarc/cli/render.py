@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelarc.cli.app import out_console
@@ -17,7 +18,9 @@ def _ms(v: float | None) -> str:
 
 def render_evaluation(ev: Evaluation, console: Console = out_console) -> None:
     style = VERDICT_STYLE[ev.verdict]
-    console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {ev.reason}", highlight=False, soft_wrap=True)
+    # the reason quotes the candidate's own error messages: text, never markup (a "[/bold]" in one crashed `eval`)
+    console.print(f"[{style}]{ev.verdict.value}[/] ({ev.status.value}) {escape(ev.reason)}", highlight=False,
+                  soft_wrap=True)
     if ev.workloads:
         table = Table(title=f"{ev.device}, timing {ev.timing.value if ev.timing else '-'}", title_justify="left")
         for col in ("workload", "status", "candidate ms", "incumbent ms", "speedup", "spread", "SOL ms", "max abs err"):

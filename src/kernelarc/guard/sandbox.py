@@ -291,6 +291,10 @@ def move_off(cpus: frozenset[int]) -> None:
         os.sched_setaffinity(0, rest)
 
 
+SIDE_OPEN_FILES = 1024
+"""Descriptors a process of a side may open (RLIMIT_NOFILE)."""
+
+
 def limits(policy: SandboxPolicy, device: str, background: bool = False, off_cpus: frozenset[int] = frozenset()):
     """A preexec function: resource caps (and `nobody` as root) for the process about to start, off the
     host's timing CPUs `off_cpus` (a side's timed blocks pin their thread back there, side.pinned), at the
@@ -301,6 +305,9 @@ def limits(policy: SandboxPolicy, device: str, background: bool = False, off_cpu
         move_off(off_cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
+        # The usual default: with the judge's 20,000 a side opened 4,000 socket pairs, whose buffers (kernel
+        # memory) took the host out of memory before the watchdog's socket count could look (fifth red-team pass).
+        resource.setrlimit(resource.RLIMIT_NOFILE, (SIDE_OPEN_FILES, SIDE_OPEN_FILES))
         # No single file past either cap, even where the watchdog looks late (its mailbox is memory).
         largest = max(policy.memory_cap(), policy.disk_bytes)
         resource.setrlimit(resource.RLIMIT_FSIZE, (largest, largest))

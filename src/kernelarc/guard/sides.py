@@ -30,7 +30,7 @@ from pathlib import Path
 from kernelarc.guard import sandbox, timing_cpus, wire
 from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.scrub import scrub
-from kernelarc.guard.watchdog import MAX_FILES, WATCH_INTERVAL_S, WATCHDOG, descendants, usage
+from kernelarc.guard.watchdog import MAX_FILES, MAX_SOCKETS, WATCH_INTERVAL_S, WATCHDOG, descendants, usage
 
 ENV_ALLOWLIST = (
     "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
@@ -259,6 +259,9 @@ class SideProcess:
                                          f"cap of {disk / gib:.2f} GiB and {MAX_FILES} files")
         elif used.hidden is not None:
             breach = SideFailure("memory", f"hid the files its process {used.hidden} holds open from the judge")
+        elif used.sockets > MAX_SOCKETS:
+            breach = SideFailure("memory", f"held {used.sockets} sockets open, over its cap of {MAX_SOCKETS} (their "
+                                           "buffers are kernel memory)")
         else:
             return
         self.breach = breach

@@ -1,11 +1,15 @@
 """The judge's watch over what its sides hold: memory and disk, every WATCH_INTERVAL_S, whatever is in flight.
 
-A side's memory is its processes' resident memory plus the memfds they hold open (pages written with
-`write` into a memfd are neither address space nor resident memory: a red-team side held gigabytes so
-under a 1 GiB cap, 2026-12-03); its disk is its scratch folder, its log and the unlinked files it still
-holds open. One thread of the judge looks at every live side (guard/sides.py `SideProcess.inspect`),
-so a side is watched while the judge talks to another one too, not only while it waits for this side's
-reply. A side past a cap is killed, and its next request fails with the reason. Imports without torch.
+A side's memory is its processes' anonymous resident memory plus every memfd they hold, open or only mapped,
+its mailbox included, counted by the pages allocated to it (pages written with `write` into a memfd are
+neither address space nor resident memory: a red-team side held gigabytes so under a 1 GiB cap, 2026-12-03;
+in the fifth pass one wrote 2 GiB into its mailbox beyond what it mapped, and another kept memfds only
+mapped, their descriptors closed); its disk is its scratch folder, its log and the unlinked files it still
+holds open or mapped. Its sockets are counted too: their buffers are kernel memory no other figure shows
+(4,000 full socket pairs took a 24 GiB host out of memory in 30 s, fifth pass). One thread of the judge
+looks at every live side (guard/sides.py `SideProcess.inspect`), so a side is watched while the judge talks
+to another one too, not only while it waits for this side's reply. A side past a cap is killed, and its next
+request fails with the reason. Imports without torch.
 """
 
 from __future__ import annotations
@@ -20,33 +24,39 @@ WATCH_INTERVAL_S = 0.5
 MAX_FILES = 100_000
 """Entries of a scratch folder the walk counts, at most: past this many, the side is over its disk cap
 (an honest side's compiler caches hold hundreds; a walk of millions would stall the judge)."""
+MAX_SOCKETS = 64
+"""Sockets a side may hold open (an honest one holds none or a few: it has no network)."""
 _MEMFD = "/memfd:"
 _DELETED = " (deleted)"
+_SOCKET = "socket:"
 
 
 @dataclass(frozen=True)
 class Usage:
     memory: int
-    """Resident bytes of the side's processes, plus the memfds they hold open (its mailbox excepted:
-    its pages are resident in the side that maps them)."""
+    """Anonymous resident bytes of the side's processes, plus the allocated bytes of every memfd they hold
+    open or mapped, its mailbox included (shared pages counted once, by the object that holds them)."""
     disk: int
-    """Allocated bytes of the scratch folder, the log and the unlinked files the processes hold open."""
+    """Allocated bytes of the scratch folder, the log and the unlinked files the processes hold open or mapped."""
     files: int
     """Entries of the scratch folder (at most MAX_FILES + 1)."""
     hidden: int | None
     """A process of the side whose open files the judge could not list (it made itself undumpable)."""
+    sockets: int = 0
+    """Sockets the side's processes hold open."""
 
 
 def usage(pid: int, scratch: Path, log_fd: int, mailbox_fd: int) -> Usage:
     """What the side rooted at `pid` holds now (see Usage)."""
-    mailbox = _identity(os.fstat(mailbox_fd))
-    resident, page = 0, os.sysconf("SC_PAGE_SIZE")
-    held: dict[tuple[int, int], tuple[str, int]] = {}
-    hidden = None
+    mailbox = os.fstat(mailbox_fd)
+    anonymous, page = 0, os.sysconf("SC_PAGE_SIZE")
+    held: dict[tuple[int, int], tuple[str, int]] = {_identity(mailbox): ("memory", mailbox.st_blocks * 512)}
+    hidden, sockets = None, 0
     for p in descendants(pid):
         try:
             with open(f"/proc/{p}/statm", "rb") as f:
-                resident += int(f.read().split()[1]) * page
+                fields = f.read().split()
+            anonymous += (int(fields[1]) - int(fields[2])) * page  # resident less shared (file and shmem) pages
             fds = os.listdir(f"/proc/{p}/fd")
         except PermissionError:
             hidden = p
@@ -56,17 +66,43 @@ def usage(pid: int, scratch: Path, log_fd: int, mailbox_fd: int) -> Usage:
         for fd in fds:
             try:
                 target = os.readlink(f"/proc/{p}/fd/{fd}")
-                if not (target.startswith(_MEMFD) or target.endswith(_DELETED)):
-                    continue
-                st = os.stat(f"/proc/{p}/fd/{fd}")
             except OSError:
                 continue
-            if _identity(st) != mailbox:
-                held[_identity(st)] = ("memory" if target.startswith(_MEMFD) else "disk", st.st_blocks * 512)
+            if target.startswith(_SOCKET):
+                sockets += 1
+            elif target.startswith(_MEMFD) or target.endswith(_DELETED):
+                _hold(held, target, f"/proc/{p}/fd/{fd}")
+        for start_end, target in _unlinked_mappings(p):
+            _hold(held, target, f"/proc/{p}/map_files/{start_end}")
     in_memory = sum(n for kind, n in held.values() if kind == "memory")
     files, scratch_bytes = _tree_bytes(scratch)
     disk = scratch_bytes + os.fstat(log_fd).st_blocks * 512 + sum(n for kind, n in held.values() if kind == "disk")
-    return Usage(memory=resident + in_memory, disk=disk, files=files, hidden=hidden)
+    return Usage(memory=anonymous + in_memory, disk=disk, files=files, hidden=hidden, sockets=sockets)
+
+
+def _hold(held: dict[tuple[int, int], tuple[str, int]], target: str, path: str) -> None:
+    """Count the memfd or unlinked file behind `path` (a /proc link) once, by its allocated blocks."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    held[_identity(st)] = ("memory" if target.startswith(_MEMFD) else "disk", st.st_blocks * 512)
+
+
+def _unlinked_mappings(pid: int) -> list[tuple[str, str]]:
+    """(address range, target) of `pid`'s mappings of memfds and unlinked files, from one read of its maps:
+    a mapping outlives the descriptor it was made from."""
+    found = []
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and (parts[5].startswith(_MEMFD) or parts[5].endswith(_DELETED)):
+            found.append((parts[0], parts[5]))
+    return found
 
 
 def _identity(st: os.stat_result) -> tuple[int, int]:
