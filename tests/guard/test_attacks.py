@@ -448,3 +448,4 @@ def test_inputs_handed_back_must_be_the_calls_own(relu_task, name):
     ev = _judge(relu_task, name)
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
     assert time.monotonic() - started < 60
+

@@ -503,3 +503,52 @@ def test_both_timed_sides_get_one_cpu_per_device_and_the_thread_is_pinned_only_f
         assert os.sched_getaffinity(0) == before
     with pinned(None):
         assert os.sched_getaffinity(0) == before
+
+
+class _LateSide(_ProfiledSide):
+    """A CPU side whose timed reply says it took 0.1 ms, while its outputs reach the judge `late_s` after the
+    request: what a side that replies first and writes its outputs after looks like to the judge."""
+
+    def __init__(self, name: str, late_s: float):
+        super().__init__([], name, annotated=False)
+        self.late_s = late_s
+
+    def request(self, header: dict, *, deadline: float, cutoff=None):
+        import time
+
+        from kernelarc.guard.sides import Reply
+
+        if header["op"] != "time":
+            return super().request(header, deadline=deadline, cutoff=cutoff)
+        n = len(header["seeds"])
+        time.sleep(self.late_s)
+        return Reply({"ok": True, "samples_ms": [0.0] * n, "calls": [{"outputs": [OUTPUT]}] * n}, seconds=1e-4)
+
+
+class _CpuReference(_Checker):
+    def request(self, header: dict, *, deadline: float, cutoff=None):
+        from kernelarc.guard.sides import Reply
+
+        if header["op"] == "stage":  # every side draws its own inputs
+            return Reply({"ok": True, "inputs": None}, seconds=0.0)
+        return super().request(header, deadline=deadline, cutoff=cutoff)
+
+
+def test_the_cpu_clock_runs_until_the_outputs_are_out_of_the_sides_reach():
+    """Fifth red-team pass: on the CPU the judge's clock stopped at the reply, and the outputs were copied from
+    the side's mailbox after, so a side could reply at once and write them from a thread while the judge parsed
+    (KEEP 1.2-2x on a tiny call). The judged time now runs from the request to the end of that copy."""
+    from kernelarc.guard.session import Seeds, Session, WorkloadTimes
+    from kernelarc.guard.settings import GuardSettings
+    from kernelarc.task.loader import load_task
+
+    session = Session(load_task(Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "relu_tiny.py"),
+                      device="cpu", settings=GuardSettings(), seeds=Seeds(random.Random(0)),
+                      reference=_CpuReference(set()), candidate=_LateSide("candidate", 0.02),
+                      incumbent=_LateSide("incumbent", 0.0))
+    session.outputs["w"], session.input_bytes["w"], session.input_specs["w"] = [{"shape": [2], "dtype": "float32"}], 8, []
+    times = WorkloadTimes()
+    session._wall_pass("w", [], k=2, n_blocks=4, sync_end={"incumbent": False, "candidate": False}, times=times)
+    assert times.wall["candidate"].median >= 8.0  # ms per call: the 20 ms per block of 2 calls, less at most half
+    assert times.wall["incumbent"].median < 4.0
+    assert len(session.ref.process.checked) >= 8  # every timed call of the candidate was checked
