@@ -29,7 +29,6 @@ class CopyRefused(Exception):
 @dataclass(frozen=True)
 class Copied:
     files: int
-    bytes: int
     names: frozenset[str]
     """File names copied (not paths): what a caller checks for, such as a built library."""
 
@@ -76,7 +75,7 @@ def copy_tree(src: Path, dst: Path, *, max_bytes: int, max_entries: int = 100_00
     finally:
         for fd, _, _ in stack:
             os.close(fd)
-    return Copied(files=files, bytes=total, names=frozenset(names))
+    return Copied(files=files, names=frozenset(names))
 
 
 def _copy_file(dir_fd: int, name: str, dst: Path, budget: int) -> int | None:
