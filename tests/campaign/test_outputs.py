@@ -48,6 +48,9 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert best["wall_ms"] == pytest.approx(best["latency_ms"]) and best["device_ms"] is None  # no device time on the CPU
     guard = summary["guard"]
     assert guard["candidates_per_lock_minute"] > 0 and guard["median_wall_s"] > 0
+    agents_s = sum(e.evaluation.wall_s for e in open_store(mixed.run_dir).evaluations() if e.agent_id)
+    assert guard["search_candidates_per_lock_minute"] == pytest.approx(60 * guard["evaluations"] / agents_s)
+    assert guard["search_candidates_per_lock_minute"] > guard["candidates_per_lock_minute"]  # baselines' lock left out
     # judging's own seconds: the evaluations' walls less their builds and first calls
     store = open_store(mixed.run_dir)
     beyond = sorted(e.evaluation.wall_s - e.evaluation.stage_seconds.get("compile", 0.0)
