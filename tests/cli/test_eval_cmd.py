@@ -185,3 +185,26 @@ def test_a_reason_that_quotes_markup_is_printed_as_text(capsys, tmp_path):
                          "        raise RuntimeError('[/bold] unbalanced [red]')\n")
     code, out, _ = _run(capsys, RELU, str(candidate), *FAST)
     assert code == 1 and "REJECT" in out and "[/bold] unbalanced [red]" in out
+
+
+def test_an_exported_baseline_is_judged_as_in_the_campaign_and_an_edited_one_meets_the_gate(capsys, tmp_path):
+    """A campaign whose torch.compile baseline won exports it as a solution.json; `eval` of that file judges it
+    as the campaign did (kernelarc's own code skips the static gate), where the same code with one line
+    changed is anyone's code, and the gate refuses its raising Dynamo's recompile limit."""
+    from kernelarc.campaign.baselines import COMPILE, baseline_candidates
+    from kernelarc.campaign.export import export_best
+    from kernelarc.task.loader import load_task
+
+    problem = EXAMPLES / "sol" / "rmsnorm_small"
+    task = load_task(problem)
+    [solution, _] = export_best(task, baseline_candidates(task)[COMPILE], tmp_path / "best")
+    code, out, _ = _run(capsys, str(problem), str(solution), *FAST, "--json")
+    result = json.loads(out)
+    assert code == 0 and result["correct"] and result["status"] == "PASSED", result["reason"]
+
+    edited = json.loads(solution.read_text())
+    edited["sources"][0]["content"] += "\n# edited\nX = 1\n"
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    code, out, _ = _run(capsys, str(problem), str(tmp_path / "edited.json"), *FAST, "--json")
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "STATIC_REJECT" and "recompile_limit" in result["reason"]

@@ -145,9 +145,16 @@ def export_best(task: Task, candidate: Candidate, out_dir: Path, *, author: str 
 
 
 def which_baseline(task: Task, candidate: Candidate) -> str | None:
-    """EAGER or COMPILE when `candidate` is that baseline's code, else None."""
+    """EAGER or COMPILE when `candidate` is that baseline's code, else None: its module's text, or a
+    solution.json whose one source file is that text with `run` its entry point (as `export_best` writes it)."""
+    code = candidate.source
+    if candidate.kind is CandidateKind.SOLUTION:
+        sources = json.loads(candidate.source)["sources"]
+        if len(sources) != 1 or candidate.entry != f"{sources[0]['path']}::run":
+            return None
+        code = sources[0]["content"]
     for name, baseline in baseline_candidates(task).items():
-        if baseline.source == candidate.source:
+        if baseline.source == code:
             return name
     return None
 
