@@ -141,3 +141,20 @@ def test_patterns_are_typed_as_the_analysis_found_them():
     softmax = Patterns.of(example_analysis("kernelbench/softmax_small.py"))
     assert softmax.gemm is None and softmax.rowwise.op == "softmax" and softmax.rowwise.cols > 1
     assert Patterns.of(example_analysis("kernelbench/slow_sum.py")).reduction.unrolled > 1
+
+
+@pytest.mark.parametrize("spelling, stored", [
+    ("a.T", "a"), ("a.t()", "a"), ("a.transpose(0, 1)", "a"), ("a.transpose(-1, -2)", "a"), ("a.permute(1, 0)", "a"),
+    ("a.transpose(1, 1)", None), ("a.permute(0, 1)", None),  # identities spelled as transposes
+])
+def test_a_gemm_operand_that_is_a_transpose_names_the_tensor_it_transposes(spelling, stored, tmp_path):
+    square = "a.transpose(1, 1)" in spelling or "permute(0, 1)" in spelling
+    shape = "(32, 16)" if square else "(16, 32)"  # A^T is 32 x 16 either way
+    path = tmp_path / "task.py"
+    path.write_text("import torch\nimport torch.nn as nn\n\n"
+                    "class Model(nn.Module):\n    def forward(self, a, b):\n"
+                    f"        return torch.matmul({spelling}, b)\n\n"
+                    f"def get_inputs():\n    return [torch.randn{shape}, torch.randn(16, 8)]\n\n"
+                    "def get_init_inputs():\n    return []\n")
+    gemm = analyze(load_task(path)).facts["gemm"]
+    assert gemm["a_stored"] == stored and (gemm["M"], gemm["N"], gemm["K"]) == (32, 8, 16)

@@ -86,3 +86,20 @@ def test_full_guard_accepts_the_fused_gemm():
     analysis = analysis_for("builtin_gemm_bias_gelu")
     family = get_family("triton_gemm_epilogue")
     assert_guard_passes(family.render(analysis, family.space(analysis)[0]), analysis)
+
+
+@pytest.mark.parametrize("name", ["triton_gemm", "triton_gemm_epilogue", "triton_gemm_persistent"])
+def test_a_transposed_a_is_read_through_its_strides(name, tmp_path):
+    """`A.T @ B.T`: the kernel reads the stored [K, M] A as it is (no copy), and matches the reference."""
+    analysis = analysis_for("builtin_gemm_transposed_operands")
+    family = get_family(name)
+    assert family.applies(analysis) is None
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "a = a.t()" in move.source and "gemm(a, b)" in move.source and ".contiguous()" not in move.source
+    assert_matches_reference(move, analysis, tmp_path)
+
+
+def test_templates_that_need_a_stored_k_major_refuse_a_transposed_a():
+    analysis = analysis_for("builtin_gemm_transposed_operands")
+    assert "transposed A" in get_family("triton_gemm_tma").applies(analysis)
+    assert "computed inside the forward" in get_family("cuda_small_gemm").applies(analysis)

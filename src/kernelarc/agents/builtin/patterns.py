@@ -4,7 +4,8 @@ work is, and what surrounds it. The moves read these instead of re-walking the g
 Keys of `TaskAnalysis.facts` (each absent when not found; names are node names, input names or
 `self.<param>` accessors, i.e. valid expressions in generated code):
 - `gemm`: the largest matmul. `node`, `form` (linear, matmul, mm, addmm, bmm, baddbmm), `a` (the
-  M x K operand), `b` (the weight as stored), `trans_b` (the op uses b transposed, as linear does),
+  M x K operand), `a_stored` (None, or the K x M tensor `a` is the 2-D transpose of: `A.T @ B`), `b` (the
+  weight as stored), `trans_b` (the op uses b transposed, as linear does),
   `bias` (None or a length-N vector), `M`, `N`, `K`, `batch` (None, or the bmm batch), `dtype`,
   `bias_node` (the node holding matmul + bias: the GEMM itself, or the add that applies the bias),
   `epilogue` (pointwise steps applied to the result in order, each with the `node` holding its result:
@@ -129,6 +130,19 @@ def _gemm(g: Graph, gemms: list[dict[str, Any]]) -> dict[str, Any] | None:
     return best
 
 
+def _swaps_2d(g: Graph, n: OpNode) -> bool:
+    """`n` is the transpose of a 2-D tensor (`x.t()`, `x.T`, `x.transpose(0, 1)`, `x.permute(1, 0)`), not an
+    identity spelled as one (`x.transpose(1, 1)`, `x.permute(0, 1)`)."""
+    shape = g.shape(n.name)
+    if n.target not in TRANSPOSES or shape is None or len(shape) != 2:
+        return False
+    if n.target == "aten.transpose.int":
+        return {d % 2 for d in n.args[1:3]} == {0, 1}
+    if n.target == "aten.permute":
+        return [d % 2 for d in n.args[1]] == [1, 0]
+    return True
+
+
 def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
     args, form = n.args, op_name(n.target)
     bias = None
@@ -145,7 +159,7 @@ def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
         trans_b = False
         src = g.by_name.get(b) if isinstance(b, str) else None
         shape_b = g.shape(b)
-        if src is not None and src.target in TRANSPOSES and shape_b is not None and len(shape_b) == 2:
+        if src is not None and _swaps_2d(g, src):
             b, trans_b = src.args[0], True
     shape_a, shape_b = g.shape(a), g.shape(b)
     if not shape_a or not shape_b:
@@ -156,8 +170,10 @@ def _gemm_operands(g: Graph, n: OpNode) -> dict[str, Any] | None:
     batch = shape_a[0] if form in ("bmm", "baddbmm") or (form == "matmul" and len(shape_b) > 2) else None
     if bias is not None and g.shape(bias) not in ((n_dim,), (1, n_dim)):
         return None  # addmm with a full matrix: not a bias this analysis can name
-    return {"node": n.name, "form": form, "a": a, "b": b, "trans_b": trans_b, "bias": bias, "M": m, "N": n_dim,
-            "K": k, "batch": batch, "dtype": n.dtype, "flops": 2 * m * n_dim * k * (batch or 1)}
+    src_a = g.by_name.get(a) if isinstance(a, str) else None
+    a_stored = src_a.args[0] if src_a is not None and form != "linear" and _swaps_2d(g, src_a) else None
+    return {"node": n.name, "form": form, "a": a, "a_stored": a_stored, "b": b, "trans_b": trans_b, "bias": bias,
+            "M": m, "N": n_dim, "K": k, "batch": batch, "dtype": n.dtype, "flops": 2 * m * n_dim * k * (batch or 1)}
 
 
 def _epilogue(g: Graph, name: str, n_dim: int, bias_free: bool,

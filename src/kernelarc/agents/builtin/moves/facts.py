@@ -213,7 +213,7 @@ class GemmFacts:
     K: int
     """The reduction dim."""
     a: str
-    """Source expression of A `[..., K]`: an input name."""
+    """Source expression of A as stored: an input name or a `self.<param>` accessor."""
     b: str
     """Source expression of B: an input name or a `self.<param>` accessor."""
     b_layout: str
@@ -222,12 +222,17 @@ class GemmFacts:
     """Pointwise steps after the product, bias first when there is one."""
     dtype: str
     """Dtype of A, B and C."""
+    a_layout: str = "mk"
+    """`mk`: A is stored `[..., K]`; `km`: A is stored `[K, M]` and used transposed (`A.T @ B`)."""
 
     @classmethod
-    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, whole_forward: bool = True) -> GemmFacts:
+    def parse(cls, raw: dict[str, Any], analysis: TaskAnalysis, whole_forward: bool = True,
+              transposed_a: bool = False) -> GemmFacts:
         """From `facts["gemm"]` (see agents/builtin/patterns.py); ValueError if this template cannot serve it.
 
-        `whole_forward=False` when another kernel of the candidate consumes C (gemm_then_rowwise).
+        `whole_forward=False` when another kernel of the candidate consumes C (gemm_then_rowwise);
+        `transposed_a=True` for a template that reads A through its strides, so that A may be the transpose
+        of a stored `[K, M]` tensor (`a_layout` km).
         """
         if raw.get("batch"):
             raise ValueError(f"batched GEMM (batch {raw['batch']}) is not templated")
@@ -237,15 +242,18 @@ class GemmFacts:
         if raw.get("bias") is not None:
             steps.insert(0, {"op": "add", "tensor": raw["bias"], "broadcast": "row"})
         epilogue = parse_epilogue(steps)
-        for ref in (raw["a"], raw["b"], *(s.tensor for s in epilogue if s.tensor)):
+        a, a_layout = raw["a"], "mk"
+        if transposed_a and raw.get("a_stored") is not None:
+            a, a_layout = raw["a_stored"], "km"
+        for ref in (a, raw["b"], *(s.tensor for s in epilogue if s.tensor)):
             require_leaf(analysis, ref)
-        return cls(M=int(raw["M"]), N=int(raw["N"]), K=int(raw["K"]), a=raw["a"], b=raw["b"],
-                   b_layout="nk" if raw["trans_b"] else "kn", epilogue=epilogue, dtype=raw["dtype"])
+        return cls(M=int(raw["M"]), N=int(raw["N"]), K=int(raw["K"]), a=a, b=raw["b"],
+                   b_layout="nk" if raw["trans_b"] else "kn", epilogue=epilogue, dtype=raw["dtype"], a_layout=a_layout)
 
     @property
     def formula(self) -> str:
         """`gelu(A @ B^T + bias)`."""
-        expr = "A @ B^T" if self.b_layout == "nk" else "A @ B"
+        expr = ("A^T" if self.a_layout == "km" else "A") + (" @ B^T" if self.b_layout == "nk" else " @ B")
         for step in self.epilogue:
             expr = step.formula(expr)
         return expr

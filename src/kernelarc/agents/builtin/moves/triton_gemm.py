@@ -15,6 +15,7 @@ Reads `facts["gemm"]` (see `GemmFacts`). Imports neither torch nor triton. Budge
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from enum import Enum
 from typing import Any
 
@@ -252,6 +253,7 @@ def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVarian
                               else ("b.shape[1]", "b.shape[0]", "b.stride(0), b.stride(1)"))
     contiguous = ".contiguous()" if variant is GemmVariant.TMA else ""
     lines = [
+        "a = a.t()  # stored [K, M]: read through its strides, not copied" if facts.a_layout == "km" else "",
         f"a2 = a.reshape(-1, a.shape[-1]){contiguous}",
         f"b = b{contiguous}" if contiguous else "",
         "M, K = a2.shape",
@@ -281,7 +283,8 @@ def wrapper_source(facts: GemmFacts, params: dict[str, Any], variant: GemmVarian
                                                    "M, N, K", keywords]))
     lines.append("return c.reshape(*a.shape[:-1], N)")
     args = ", ".join(["a", "b", *names])
-    doc = (f'"""C = {facts.formula} for A [..., K] and B {"[N, K]" if facts.b_layout == "nk" else "[K, N]"}; '
+    doc = (f'"""C = {facts.formula} for A {"[K, M]" if facts.a_layout == "km" else "[..., K]"} and B '
+           f'{"[N, K]" if facts.b_layout == "nk" else "[K, N]"}; '
            f'one {variant.value} launch."""')
     return f"def gemm({args}):\n    {doc}\n" + indent("\n".join(line for line in lines if line)) + "\n"
 
@@ -336,7 +339,7 @@ class TritonGemmFamily:
 
     def facts(self, analysis: TaskAnalysis) -> tuple[GemmFacts | None, str | None]:
         """The parsed gemm facts, or why they are unusable."""
-        return read_facts(analysis, "gemm", GemmFacts.parse)
+        return read_facts(analysis, "gemm", partial(GemmFacts.parse, transposed_a=True))
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)
@@ -345,6 +348,8 @@ class TritonGemmFamily:
         if self.needs_epilogue and not facts.epilogue:
             return "the GEMM has no epilogue (bias, activation, scaling, residual) to fuse"
         if self.variant is GemmVariant.TMA:
+            if facts.a_layout == "km":
+                return "TMA reads A K-major: a transposed A would be copied first"
             if facts.dtype not in LOW_PRECISION:
                 return f"TMA template is for fp16/bf16 operands, got {facts.dtype}"
             if any(d % TMA_MULTIPLE for d in (facts.M, facts.N, facts.K)):
