@@ -15,8 +15,8 @@ Reads `facts["gemm"]` (see `GemmFacts`). Imports neither torch nor triton. Budge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from enum import Enum
+from functools import partial
 from typing import Any
 
 from kernelarc.agents.builtin.moves import register_family
