@@ -1,0 +1,94 @@
+"""Issue 15 item 2: does a small kernel read slower when the host idles between profiled calls?
+
+Olmo-3's compiled kernel reads 25-29% higher in the guard's side than in SOL-ExecBench's evaluator (session 30,
+fresh compiler caches for both), and session 17 saw it at 2.85 us in a plain loop and 3.21 us in a side. The
+official loop runs its calls back to back; the side does host work between profiled calls. This probe times
+one callable with the guard's own clock (`timing.device_samples`) in a plain process, with host gaps of 0, 0.2,
+1 and 5 ms before each call (`before`, outside the measured windows), interleaved over rounds, and reads the
+SM clock (NVML, `torch.cuda.clock_rate`) after each block. A span that grows with the gap, with the clock
+falling, says the card slows between calls; a flat span says the gap is elsewhere.
+
+    python3 bench/gpu/gap_clock_probe.py OUT.json PROBLEM_DIR...
+
+Callables per workload: the reference's eager code and torch.compile of it with `dynamic=False` (as the SOL
+torch.compile baseline), each warmed on every workload before timing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from kernelarc.guard import timing
+from kernelarc.task import load_task
+from kernelarc.task.runtime import TaskRuntime
+
+GAPS_MS = (0.0, 0.2, 1.0, 5.0)
+ROUNDS, CALLS = 5, 20
+
+
+def clock_mhz() -> int | None:
+    """The SM clock NVML reports now (None where NVML is not there)."""
+    try:
+        return int(torch.cuda.clock_rate())
+    except Exception:  # noqa: BLE001 - a probe's reading, never its failure
+        return None
+
+
+def spans(fn, inputs, flush, gap_ms: float) -> tuple[float, int | None]:
+    """Median span of a block of calls each preceded by `gap_ms` of host idle; the SM clock after it."""
+    block = timing.device_samples([lambda: TaskRuntime.as_output_list(fn(*inputs))] * CALLS, flush, None,
+                                  before=lambda i: time.sleep(gap_ms / 1000.0))
+    return statistics.median(block.spans_ms), clock_mhz()
+
+
+def probe(problem: str, flush) -> list[dict]:
+    task = load_task(problem)
+    runtime = TaskRuntime(task, "cuda")
+    reference = runtime.reference()
+    inputs = {w.uuid: runtime.make_inputs(w, seed=1) for w in task.workloads}
+    compiled = torch.compile(reference, dynamic=False)
+    rows = []
+    for label, fn in (("eager", reference), ("compile dynamic=False", compiled)):
+        for w in task.workloads:  # every workload compiled and warmed before any is timed
+            fn(*inputs[w.uuid])
+        torch.cuda.synchronize()
+        for w in task.workloads:
+            readings = {gap: [] for gap in GAPS_MS}
+            for _ in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
+                for gap in GAPS_MS:
+                    readings[gap].append(spans(fn, inputs[w.uuid], flush, gap))
+            row = {"problem": task.name, "variant": label, "workload": w.uuid,
+                   "by_gap_ms": {str(gap): {"span_ms": statistics.median(s for s, _ in r),
+                                            "spans_ms": [s for s, _ in r], "sm_mhz": [c for _, c in r]}
+                                 for gap, r in readings.items()}}
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def main() -> int:
+    if len(sys.argv) < 3 or not torch.cuda.is_available():
+        print("usage: python3 bench/gpu/gap_clock_probe.py OUT.json PROBLEM_DIR... (needs a CUDA device)",
+              file=sys.stderr)
+        return 2
+    out, problems = Path(sys.argv[1]), sys.argv[2:]
+    flush = timing.L2Flusher(torch.device("cuda"))
+    rows = []
+    for problem in problems:
+        try:
+            rows += probe(problem, flush)
+        except Exception as e:  # noqa: BLE001 - one problem's failure is its row
+            rows.append({"problem": problem, "error": f"{type(e).__name__}: {e}"})
+            print(rows[-1], flush=True)
+    out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
