@@ -31,6 +31,8 @@ import torch
 sys.path.insert(0, sys.argv[1])
 from sol_execbench.core.bench.timing import time_runnable  # noqa: E402
 
+from probe_rows import probe_each  # noqa: E402
+
 from kernelarc.guard import timing  # noqa: E402
 from kernelarc.task import load_task  # noqa: E402
 from kernelarc.task.runtime import TaskRuntime  # noqa: E402
@@ -91,14 +93,7 @@ def probe(problem: str, flush) -> list[dict]:
 def main() -> int:
     out, problems = Path(sys.argv[2]), sys.argv[3:]
     flush = timing.L2Flusher(torch.device("cuda"))
-    rows = []
-    for problem in problems:
-        try:
-            rows += probe(problem, flush)
-        except Exception as e:  # noqa: BLE001 - one problem's failure is its row
-            rows.append({"problem": problem, "error": f"{type(e).__name__}: {e}"})
-            print(rows[-1], flush=True)
-    out.write_text(json.dumps(rows, indent=1))
+    out.write_text(json.dumps(probe_each(problems, lambda problem: probe(problem, flush)), indent=1))
     return 0
 
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import torch
 
+from probe_rows import probe_each
+
 from kernelarc.guard import timing
 from kernelarc.task import load_task
 from kernelarc.task.runtime import TaskRuntime
@@ -79,14 +81,7 @@ def main() -> int:
         return 2
     out, problems = Path(sys.argv[1]), sys.argv[2:]
     flush = timing.L2Flusher(torch.device("cuda"))
-    rows = []
-    for problem in problems:
-        try:
-            rows += probe(problem, flush)
-        except Exception as e:  # noqa: BLE001 - one problem's failure is its row
-            rows.append({"problem": problem, "error": f"{type(e).__name__}: {e}"})
-            print(rows[-1], flush=True)
-    out.write_text(json.dumps(rows, indent=1))
+    out.write_text(json.dumps(probe_each(problems, lambda problem: probe(problem, flush)), indent=1))
     return 0
 
 

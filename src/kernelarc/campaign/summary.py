@@ -325,6 +325,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     timing_s = sum(e.stage_seconds.get("timing", 0.0) for e in evaluations)
     by_device = dict(getattr(campaign.executor, "lock_held_s", {}))  # the Ray executor's, per node and GPU
     lock_s = sum(by_device.values()) if hasattr(campaign.executor, "lock_held_s") else None
+    mean_wall_s = sum(e.wall_s or 0 for e in evaluations) / len(evaluations) if evaluations else None
     summary = {
         "task": {"name": task.name, "format": task.format.value, "path": str(task.path),
                  "kernel_type": task.kernel_type, "workloads": len(task.workloads)},
@@ -345,13 +346,15 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "options": campaign.options.model_dump(mode="json"),
         "wall_s": wall_s,
         "guard": {"evaluations": len(evaluations),
-                  "mean_wall_s": sum(e.wall_s or 0 for e in evaluations) / len(evaluations) if evaluations else None,
+                  "mean_wall_s": mean_wall_s,
                   "median_wall_s": median([e.wall_s or 0.0 for e in evaluations]) if evaluations else None,
                   "median_beyond_compile_s": median([beyond_compile_s(e) for e in evaluations]) if evaluations else None,
                   "timing_s": timing_s, "lock_held_s": lock_s, "lock_held_s_by_device": by_device,
                   "lock_busy_fraction": lock_s / wall_s if lock_s is not None and wall_s > 0 else None,
                   "candidates_per_lock_minute": 60.0 * len(evaluations) / lock_s if lock_s else None,
-                  "search_candidates_per_lock_minute": search_rate(evaluations),
+                  # the search's pace once started: each agent's evaluation held the device lock for its wall,
+                  # where the lock-minute rate also counts the baselines' and finals' lock time
+                  "search_candidates_per_lock_minute": 60.0 / mean_wall_s if mean_wall_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
                   "request_seconds": request_totals(evaluations),
                   "native_builds": native_builds(campaign, agent_records),
@@ -379,14 +382,6 @@ def beyond_compile_s(evaluation: Evaluation) -> float:
     autotuning): what judging itself cost, the figure issue 15 bounds at 2 s for small tasks."""
     stages = evaluation.stage_seconds
     return max(0.0, (evaluation.wall_s or 0.0) - stages.get("compile", 0.0) - stages.get("first_call", 0.0))
-
-
-def search_rate(evaluations: list[Evaluation]) -> float | None:
-    """Agents' candidates judged per minute of their own evaluations (each held the device lock for its wall):
-    the search's pace once started. `candidates_per_lock_minute` also counts the baselines' and finals' lock
-    time, which a campaign of a minute or two spends up to half of its lock on."""
-    seconds = sum(e.wall_s or 0.0 for e in evaluations)
-    return 60.0 * len(evaluations) / seconds if seconds > 0 else None
 
 
 def request_totals(evaluations: list[Evaluation]) -> dict[str, list[float]]:
