@@ -103,3 +103,28 @@ def test_templates_that_need_a_stored_k_major_refuse_a_transposed_a():
     analysis = analysis_for("builtin_gemm_transposed_operands")
     assert "transposed A" in get_family("triton_gemm_tma").applies(analysis)
     assert "computed inside the forward" in get_family("cuda_small_gemm").applies(analysis)
+
+
+@pytest.mark.parametrize("product, dtype", [
+    ("torch.addmm(self.bias, a.t(), self.weight)", "float16"),  # a bias through addmm, half precision
+    ("torch.mm(a.permute(1, 0), self.weight) + self.bias", "float32"),  # the bias as an epilogue add
+])
+def test_other_spellings_and_dtypes_of_a_transposed_a_match_the_reference(product, dtype, tmp_path):
+    from kernelarc.agents.builtin.analysis import analyze
+    from kernelarc.task import load_task
+
+    path = tmp_path / "task.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.weight = nn.Parameter(torch.randn(48, 24, dtype=torch.{dtype}))\n"
+        f"        self.bias = nn.Parameter(torch.randn(24, dtype=torch.{dtype}))\n\n"
+        f"    def forward(self, a):\n        return {product}\n\n"
+        f"def get_inputs():\n    return [torch.randn(48, 40, dtype=torch.{dtype})]\n\n"
+        "def get_init_inputs():\n    return []\n")
+    analysis = analyze(load_task(path))
+    family = get_family("triton_gemm")
+    assert family.applies(analysis) is None
+    move = family.render(analysis, family.space(analysis)[0])
+    assert "a = a.t()" in move.source
+    assert_matches_reference(move, analysis, tmp_path)
