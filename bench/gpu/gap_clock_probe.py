@@ -8,10 +8,14 @@ one callable with the guard's own clock (`timing.device_samples`) in a plain pro
 SM clock (NVML, `torch.cuda.clock_rate`) after each block. A span that grows with the gap, with the clock
 falling, says the card slows between calls; a flat span says the gap is elsewhere.
 
-    python3 bench/gpu/gap_clock_probe.py OUT.json PROBLEM_DIR...
+    python3 bench/gpu/gap_clock_probe.py [--official] OUT.json PROBLEM_DIR...
 
 Callables per workload: the reference's eager code and torch.compile of it with `dynamic=False` (as the SOL
-torch.compile baseline), each warmed on every workload before timing.
+torch.compile baseline), each warmed on every workload before timing. Each row also gives, per gap, the calls'
+median count of GPU activities and longest single one: a span above the longest activity is gaps between
+kernels, not a slower kernel. `--official` times the same callables with SOL-ExecBench's own timing function
+(`bench_gpu_time_with_cupti`, its inputs cloned before each call as its evaluator does) instead, in a process
+of its own (its CUPTI session and torch's profiler do not share one); needs sol_execbench on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -42,14 +46,25 @@ def clock_mhz() -> int | None:
         return None
 
 
-def spans(fn, inputs, flush, gap_ms: float) -> tuple[float, int | None]:
-    """Median span of a block of calls each preceded by `gap_ms` of host idle; the SM clock after it."""
+def spans(fn, inputs, flush, gap_ms: float) -> dict:
+    """A block of calls each preceded by `gap_ms` of host idle: median span, activities and longest
+    activity per call, and the SM clock after it."""
     block = timing.device_samples([lambda: TaskRuntime.as_output_list(fn(*inputs))] * CALLS, flush, None,
                                   before=lambda i: time.sleep(gap_ms / 1000.0))
-    return statistics.median(block.spans_ms), clock_mhz()
+    return {"span_ms": statistics.median(block.spans_ms), "kernels": statistics.median(block.kernels),
+            "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
 
-def probe(problem: str, flush) -> list[dict]:
+def official_spans(fn, inputs, flush, gap_ms: float) -> dict:
+    """The same block timed by SOL-ExecBench's own function (it flushes L2 itself; no gap is possible)."""
+    from sol_execbench.core.bench.timing import bench_gpu_time_with_cupti, clone_args
+
+    times = bench_gpu_time_with_cupti(lambda args: fn(*args), warmup=10, rep=CALLS,
+                                      setup=lambda: clone_args(list(inputs)))
+    return {"span_ms": statistics.median(times), "sm_mhz": clock_mhz()}
+
+
+def probe(problem: str, flush, timer=spans, gaps=GAPS_MS) -> list[dict]:
     task = load_task(problem)
     runtime = TaskRuntime(task, "cuda")
     reference = runtime.reference()
@@ -61,13 +76,12 @@ def probe(problem: str, flush) -> list[dict]:
             fn(*inputs[w.uuid])
         torch.cuda.synchronize()
         for w in task.workloads:
-            readings = {gap: [] for gap in GAPS_MS}
+            readings = {gap: [] for gap in gaps}
             for _ in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
-                for gap in GAPS_MS:
-                    readings[gap].append(spans(fn, inputs[w.uuid], flush, gap))
-            row = {"problem": task.name, "variant": label, "workload": w.uuid,
-                   "by_gap_ms": {str(gap): {"span_ms": statistics.median(s for s, _ in r),
-                                            "spans_ms": [s for s, _ in r], "sm_mhz": [c for _, c in r]}
+                for gap in gaps:
+                    readings[gap].append(timer(fn, inputs[w.uuid], flush, gap))
+            row = {"problem": task.name, "variant": label, "workload": w.uuid, "timer": timer.__name__,
+                   "by_gap_ms": {str(gap): {"span_ms": statistics.median(b["span_ms"] for b in r), "blocks": r}
                                  for gap, r in readings.items()}}
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -75,13 +89,17 @@ def probe(problem: str, flush) -> list[dict]:
 
 
 def main() -> int:
-    if len(sys.argv) < 3 or not torch.cuda.is_available():
-        print("usage: python3 bench/gpu/gap_clock_probe.py OUT.json PROBLEM_DIR... (needs a CUDA device)",
+    args = sys.argv[1:]
+    official = bool(args) and args[0] == "--official"
+    args = args[1:] if official else args
+    if len(args) < 2 or not torch.cuda.is_available():
+        print("usage: python3 bench/gpu/gap_clock_probe.py [--official] OUT.json PROBLEM_DIR... (needs a CUDA device)",
               file=sys.stderr)
         return 2
-    out, problems = Path(sys.argv[1]), sys.argv[2:]
+    out, problems = Path(args[0]), args[1:]
     flush = timing.L2Flusher(torch.device("cuda"))
-    out.write_text(json.dumps(probe_each(problems, lambda problem: probe(problem, flush)), indent=1))
+    timer, gaps = (official_spans, (0.0,)) if official else (spans, GAPS_MS)
+    out.write_text(json.dumps(probe_each(problems, lambda problem: probe(problem, flush, timer, gaps)), indent=1))
     return 0
 
 
