@@ -187,6 +187,19 @@ def test_a_reason_that_quotes_markup_is_printed_as_text(capsys, tmp_path):
     assert code == 1 and "REJECT" in out and "[/bold] unbalanced [red]" in out
 
 
+def test_terminal_controls_in_a_candidates_error_are_printed_as_escapes(capsys, tmp_path):
+    """Sixth red-team pass: an error message holding escape sequences retitled and cleared the terminal of
+    `eval` (and could have overwritten the printed verdict), in the reason and again in the log's tail."""
+    candidate = tmp_path / "raises.py"
+    candidate.write_text("import sys\nimport torch.nn as nn\n\nEVIL = '\\x1b]0;PWNED\\x07\\x1b[2J\\x1b[1A\\u202eKEEP 999x'\n\n\n"
+                         "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+                         "        print(EVIL, file=sys.stderr, flush=True)\n        raise RuntimeError(EVIL)\n")
+    code, out, _ = _run(capsys, RELU, str(candidate), *FAST)
+    assert code == 1 and "REJECT" in out
+    assert not any(c in out for c in ("\x1b", "\x07", "\u202e")), repr(out)
+    assert out.count("\\x1b]0;PWNED\\x07\\x1b[2J") >= 2, out  # in the reason and in the log's tail, written out
+
+
 def test_an_exported_baseline_is_judged_as_in_the_campaign_and_an_edited_one_meets_the_gate(capsys, tmp_path):
     """A campaign whose torch.compile baseline won exports it as a solution.json; `eval` of that file judges it
     as the campaign did (kernelarc's own code skips the static gate), where the same code with one line

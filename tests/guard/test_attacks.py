@@ -407,6 +407,28 @@ def test_root_only_files_stay_unreadable(relu_task, host_dir):
         assert "read /etc/shadow" not in ev.log_tail and "refused /etc/shadow" in ev.log_tail, ev.log_tail
 
 
+def test_build_folders_replaced_by_links_keep_nothing_of_the_host(relu_task, host_dir, tmp_path):
+    """Sixth red-team pass: a side put a link to a root-only folder in place of its `extensions` folder; the judge
+    (root) kept the "build" behind it and the candidate's next side read its secret."""
+    from kernelarc.guard.build_cache import BuildCache
+
+    marker = f"kernelarc-build-secret-{uuid.uuid4().hex}"
+    private = host_dir / "private_build"
+    private.mkdir()
+    (private / "private_build.so").write_bytes(b"not a library")
+    (private / "secret.txt").write_text(marker + "\n")
+    for path, mode in ((private / "secret.txt", 0o600), (private, 0o700), (host_dir, 0o700)):
+        os.chmod(path, mode)
+    source = (ATTACKS / "link_build_folders.py").read_text().replace("__HOST_DIR__", str(host_dir))
+    candidate = candidate_from_source(source, relu_task, name="link_build_folders")
+    with Judge(relu_task, build_cache=BuildCache(tmp_path / "cache"), warm=False) as judge:
+        evaluations = [judge.evaluate(candidate, device="cpu", settings=FAST, trusted=True) for _ in range(2)]
+    for ev in evaluations:
+        assert ev.status is Status.PASSED, ev.reason + ev.log_tail
+        assert marker not in _text(ev), ev.log_tail
+    assert not list((tmp_path / "cache").rglob("secret.txt"))
+
+
 # --- fourth red-team pass (docs/guard.md) --------------------------------------------------------------------------
 
 def test_a_reply_nested_too_deeply_never_crashes_the_judge(relu_task):

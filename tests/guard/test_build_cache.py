@@ -97,6 +97,18 @@ def test_a_compiled_folder_replaced_by_a_link_is_never_followed(tmp_path):
     assert not list((tmp_path / "cache").rglob("secret.txt"))
 
 
+def test_an_extensions_folder_replaced_by_a_link_is_never_followed(tmp_path):
+    """Sixth red-team pass: a side renamed its `extensions` folder and put a link to a root-only folder in its
+    place; the judge kept the builds behind the link, and the candidate's next side read them."""
+    cache, secret = BuildCache(tmp_path / "cache"), _secret(tmp_path)
+    _build(secret, "private_build")
+    side = tmp_path / "side"
+    side.mkdir()
+    (side / "extensions").symlink_to(secret)
+    assert cache.keep(side / "extensions", _candidate("private_build"), set()) == []
+    assert not (tmp_path / "cache" / "kept").exists() or not list((tmp_path / "cache" / "kept").rglob("*"))
+
+
 def test_links_fifos_and_swapped_names_inside_a_kept_folder_are_left_out(tmp_path):
     import os
 

@@ -16,3 +16,9 @@ def test_credential_shapes_are_redacted_without_knowing_the_variable():
                    "hf_" + "c" * 30, "Bearer abcdefghijklmnopqrstu"):
         assert secret not in scrub(f"leaked: {secret}!", {}), secret
     assert scrub("a skeleton sketch of sk-3", {}) == "a skeleton sketch of sk-3"  # not credential-shaped
+
+
+def test_terminal_controls_are_written_out_and_newlines_and_tabs_kept():
+    """Sixth red-team pass: a candidate's error message retitled and cleared the terminal `eval` printed it on."""
+    text = "a\x1b]0;title\x07b\x1b[2J\tc\nd\re\x9b\u202eevil\u2066 é"
+    assert scrub(text, {}) == "a\\x1b]0;title\\x07b\\x1b[2J\tc\nd\\re\\x9b\\u202eevil\\u2066 é"

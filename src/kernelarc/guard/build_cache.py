@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kernelarc.guard import sandbox
 from kernelarc.guard.candidate import Candidate
-from kernelarc.guard.safe_copy import CopyRefused, copy_tree
+from kernelarc.guard.safe_copy import CopyRefused, copy_tree, open_folder
 
 UNREADABLE = (OSError, RecursionError)
 """What walking or copying a folder a side wrote can raise: it may be any depth (shutil and pathlib recurse)."""
@@ -71,27 +71,35 @@ class BuildCache:
         return restored
 
     def keep(self, extensions: Path, candidate: Candidate, restored: set[str]) -> list[str]:
-        """Keep the builds the judged candidate made in its side; the names kept."""
+        """Keep the builds the judged candidate made in its side; the names kept. `extensions` itself is opened
+        without following a link (sixth red-team pass: a side that put a link to a root-only folder in its place
+        had that folder's builds kept), and each build is copied relative to it."""
         kept = []
         try:
-            for build in sorted(extensions.iterdir()) if extensions.is_dir() else ():
-                target = self.root / "kept" / candidate.hash / build.name
-                if build.name in restored or target.exists() or not _named_in(build.name, candidate):
+            folder = open_folder(extensions)
+        except OSError:
+            return kept
+        try:
+            for name in sorted(os.listdir(folder)):
+                target = self.root / "kept" / candidate.hash / name
+                if name in restored or target.exists() or not _named_in(name, candidate):
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                partial = target.with_name(f".{build.name}.{os.getpid()}")
+                partial = target.with_name(f".{name}.{os.getpid()}")
                 try:
-                    copied = copy_tree(build, partial, max_bytes=BUILD_CAP_BYTES)
+                    copied = copy_tree(name, partial, max_bytes=BUILD_CAP_BYTES, dir_fd=folder)
                 except (CopyRefused, *UNREADABLE):
                     sandbox.remove_tree(partial)
                     continue
-                if not any(name.endswith(".so") for name in copied.names):  # no library: nothing was built
+                if not any(n.endswith(".so") for n in copied.names):  # no library: nothing was built
                     sandbox.remove_tree(partial)
                     continue
                 os.replace(partial, target)  # whole or not at all: another device's evaluation may read it
-                kept.append(build.name)
+                kept.append(name)
         except UNREADABLE:  # nor one that cannot be written
             pass
+        finally:
+            os.close(folder)
         return kept
 
     def restore_compiled(self, compiled: Path, candidate: Candidate) -> int:

@@ -33,15 +33,26 @@ class Copied:
     """File names copied (not paths): what a caller checks for, such as a built library."""
 
 
-def copy_tree(src: Path, dst: Path, *, max_bytes: int, max_entries: int = 100_000, max_depth: int = 64) -> Copied:
-    """Copy the folder `src` to `dst` (created; its parent must exist), as described above.
+def open_folder(path: Path | str, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder `path` (relative to `dir_fd` when given), never through a link as its last part.
+
+    Raises:
+        OSError: it is a link, not a folder, or gone.
+    """
+    return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+
+
+def copy_tree(src: Path | str, dst: Path, *, max_bytes: int, max_entries: int = 100_000, max_depth: int = 64,
+              dir_fd: int | None = None) -> Copied:
+    """Copy the folder `src` (relative to `dir_fd` when given: a name in a folder opened with `open_folder`)
+    to `dst` (created; its parent must exist), as described above.
 
     Raises:
         CopyRefused: `src` is a link or not a folder, or the caps were passed (`dst` may hold a part).
         OSError: `dst` could not be written.
     """
     try:
-        root = os.open(src, _DIR_FLAGS)
+        root = open_folder(src, dir_fd)
     except OSError as e:
         raise CopyRefused(f"{src} is not a folder that can be opened without following a link: {e}") from None
     os.mkdir(dst, 0o755)
@@ -110,4 +121,4 @@ def _copy_file(dir_fd: int, name: str, dst: Path, budget: int) -> int | None:
         os.close(fd)
 
 
-__all__ = ["CopyRefused", "Copied", "copy_tree"]
+__all__ = ["CopyRefused", "Copied", "copy_tree", "open_folder"]

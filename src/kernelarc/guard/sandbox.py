@@ -60,7 +60,7 @@ class SandboxPolicy:
     cpu_seconds: int = 3600
     """Cap on the CPU time of each process in the sandbox (RLIMIT_CPU)."""
     disk_bytes: int = 8 << 30
-    """Cap on what the side writes to disk: its scratch folder (builds, compiler caches), its log and the
+    """Cap on what the side writes to disk: its folders (scratch, builds, compiler caches), its log and the
     unlinked files it holds open (guard/watchdog.py)."""
     required: bool = True
     """Refuse to start a side without a sandbox (raise SandboxUnavailable) instead of running it bare."""
@@ -203,21 +203,27 @@ def _bwrap_prefix(binary: str, policy_hidden: list[str], *, scratch: Path | None
     mounts = sorted([(h, "hidden") for h in hidden_dirs] + [(p, "python") for p in _python_paths()],
                     key=lambda mount: len(Path(mount[0]).parts))
     made: set[str] = set()
+
+    def make_way(path: str) -> None:
+        """Folders bwrap makes on the way to a bind are 0700: `nobody` could not pass them to a Python under
+        /root, nor to its scratch folder below the judge's folder of the side (guard/sides.py)."""
+        for folder in _folders_inside(path, hidden_dirs):
+            if folder not in made:
+                made.add(folder)
+                args.extend(["--perms", "0755", "--dir", folder])
+
     for path, kind in mounts:
         if kind == "hidden":
             args += ["--tmpfs", path]
             continue
-        # Folders bwrap makes on the way to a bind are 0700: `nobody` could not pass them to a Python under /root.
-        for folder in _folders_inside(path, hidden_dirs):
-            if folder not in made:
-                made.add(folder)
-                args += ["--perms", "0755", "--dir", folder]
+        make_way(path)
         args += ["--ro-bind", path, path]
     if device.startswith("cuda"):
         for node in gpu_nodes(device_index(device)):
             if os.path.exists(node):
                 args += ["--dev-bind", node, node]
     if scratch is not None:
+        make_way(str(scratch))
         args += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
     if extensions is not None:
         args += ["--bind", str(extensions), str(EXTENSIONS_INSIDE)]

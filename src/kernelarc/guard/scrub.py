@@ -1,9 +1,13 @@
-"""Removing secrets from text before it reaches a verdict, the database, a log tail or a prompt.
+"""Removing secrets and terminal controls from text before it reaches a verdict, the database, a log tail or
+a prompt.
 
 Sides never hold a secret (their environment is an allow-list and the sandbox hides every other
 process), but text still flows from them to places people and models read: compiler logs, error
 messages, reflections. Two nets: the values of this process's secret-named environment variables,
-and the shapes of common credentials. Imports without torch.
+and the shapes of common credentials. And the text is shown as written, never obeyed: control characters
+(escape sequences that retitle or clear a terminal, or move the cursor to overwrite a printed verdict) and
+bidirectional overrides are written out as escapes (sixth red-team pass, 2026-12-06: a candidate's error
+message cleared the terminal of `kernelarc eval`). Imports without torch.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ CREDENTIAL_SHAPES = re.compile(
 )
 
 
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Every C0 and C1 control but newline and tab, DEL, and the marks that reorder text on screen."""
+
+
 def secret_values(environ: dict[str, str] | None = None) -> list[str]:
     """Values of secret-named variables in `environ` (this process's by default), longest first."""
     env = os.environ if environ is None else environ
@@ -36,12 +44,14 @@ def secret_values(environ: dict[str, str] | None = None) -> list[str]:
 
 
 def scrub(text: str, environ: dict[str, str] | None = None) -> str:
-    """`text` with every known secret value and credential-shaped string replaced by `REDACTED`."""
+    """`text` with every known secret value and credential-shaped string replaced by `REDACTED`, and every
+    control character (`CONTROLS`) written as its escape (`\\x1b`, `\\u202e`)."""
     if not text:
         return text
     for value in secret_values(environ):
         text = text.replace(value, REDACTED)
-    return CREDENTIAL_SHAPES.sub(REDACTED, text)
+    text = CREDENTIAL_SHAPES.sub(REDACTED, text)
+    return CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def blank_own_environment_block() -> int:

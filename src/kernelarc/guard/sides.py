@@ -1,7 +1,8 @@
 """The judge's handles on its side processes: start one sandboxed, ask it things with a deadline, end it.
 
 A side is `python -m kernelarc.guard.side` inside the sandbox (guard/sandbox.py), with a private
-scratch folder (its cwd, HOME and TMPDIR, Triton and torch-extension caches inside), an allow-listed
+scratch folder (its cwd, HOME and TMPDIR) and folders for its extension builds and compiler caches beside it
+in one folder of the judge's, an allow-listed
 environment (no API key or token ever reaches it), two pipes (requests in, replies out) and a log
 file that the judge opened and reads through its own descriptor (never by a path the side could
 replace). Every request is timed on the judge's clock. Whatever a side does (crash, hang, flood,
@@ -139,19 +140,26 @@ class SideProcess:
         self.device = device
         self.sandboxed = sandboxed
         self.policy = policy
-        self.scratch = Path(tempfile.mkdtemp(prefix="kernelarc-side-"))
-        (self.scratch / "tmp").mkdir()
-        self.extensions = self.scratch / "extensions"
+        self.home = Path(tempfile.mkdtemp(prefix="kernelarc-side-"))
+        """The judge's folder holding the three the side writes to, side by side. Only the judge may change
+        its entries: with the build folders inside the side's scratch, a side renamed its `extensions` and
+        put a link to a root-only folder in its place, and the judge (root) copied that folder into the build
+        cache through the link (sixth red-team pass, 2026-12-06). Inside the sandbox each is a mount point."""
+        self.scratch = self.home / "scratch"
+        """The side's cwd, HOME and TMPDIR, at the same path inside the sandbox."""
+        self.extensions = self.home / "extensions"
         """Host folder seen inside as sandbox.EXTENSIONS_INSIDE: the judge copies kept builds in."""
-        self.extensions.mkdir()
-        self.compiled = self.scratch / "compiled"
+        self.compiled = self.home / "compiled"
         """Host folder of the side's Triton and Inductor caches, seen inside as sandbox.COMPILED_INSIDE: the
         judge copies in what the same code compiled in an earlier evaluation (guard/build_cache.py)."""
-        self.compiled.mkdir()
+        for path in (self.scratch, self.scratch / "tmp", self.extensions, self.compiled):
+            path.mkdir()
         if sandbox.needs_owner_change():
             for path in (self.scratch, self.scratch / "tmp", self.extensions, self.compiled):
                 os.chown(path, sandbox.NOBODY, sandbox.NOBODY)
-            # bwrap enters it before the side drops to nobody (`drop`), as root without CAP_DAC_OVERRIDE.
+            # bwrap enters them before the side drops to nobody (`drop`), as root without CAP_DAC_OVERRIDE,
+            # or as nobody: through the judge's folder, which stays root's.
+            os.chmod(self.home, 0o711)
             os.chmod(self.scratch, 0o711)
         self._log_fd = os.open(self._log_path(), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         cmd_r, self._cmd_w = os.pipe()
@@ -182,8 +190,8 @@ class SideProcess:
         WATCHDOG.watch(self)
 
     def _log_path(self) -> Path:
-        """The log lives beside the scratch folder, never inside it: the side cannot replace it by a link."""
-        return self.scratch.with_name(self.scratch.name + ".log")
+        """The log lives beside the judge's folder, never inside the side's: the side cannot replace it by a link."""
+        return self.home.with_name(self.home.name + ".log")
 
     def mailbox_size(self) -> int:
         return os.fstat(self.mailbox).st_size
@@ -248,7 +256,7 @@ class SideProcess:
         `breach` says why."""
         if self.breach is not None or self.proc.poll() is not None:
             return
-        used = usage(self.proc.pid, self.scratch, self._log_fd, self.mailbox)
+        used = usage(self.proc.pid, self.home, self._log_fd, self.mailbox)
         memory, disk = self.policy.memory_cap(), self.policy.disk_bytes
         gib = 2**30
         if used.memory > memory:
@@ -310,7 +318,7 @@ class SideProcess:
                 os.close(fd)
             except OSError:
                 pass
-        sandbox.remove_tree(self.scratch)
+        sandbox.remove_tree(self.home)
         try:
             self._log_path().unlink()
         except OSError:

@@ -4,7 +4,7 @@ A side's memory is its processes' anonymous resident memory plus every memfd the
 its mailbox included, counted by the pages allocated to it (pages written with `write` into a memfd are
 neither address space nor resident memory: a red-team side held gigabytes so under a 1 GiB cap, 2026-12-03;
 in the fifth pass one wrote 2 GiB into its mailbox beyond what it mapped, and another kept memfds only
-mapped, their descriptors closed); its disk is its scratch folder, its log and the unlinked files it still
+mapped, their descriptors closed); its disk is its folders (scratch, builds, caches), its log and the unlinked files it still
 holds open or mapped. Its sockets are counted too: their buffers are kernel memory no other figure shows
 (4,000 full socket pairs took a 24 GiB host out of memory in 30 s, fifth pass). One thread of the judge
 looks at every live side (guard/sides.py `SideProcess.inspect`), so a side is watched while the judge talks
@@ -22,7 +22,7 @@ from pathlib import Path
 
 WATCH_INTERVAL_S = 0.5
 MAX_FILES = 100_000
-"""Entries of a scratch folder the walk counts, at most: past this many, the side is over its disk cap
+"""Entries of a side's folders the walk counts, at most: past this many, the side is over its disk cap
 (an honest side's compiler caches hold hundreds; a walk of millions would stall the judge)."""
 MAX_SOCKETS = 64
 """Sockets a side may hold open (an honest one holds none or a few: it has no network)."""
@@ -37,16 +37,17 @@ class Usage:
     """Anonymous resident bytes of the side's processes, plus the allocated bytes of every memfd they hold
     open or mapped, its mailbox included (shared pages counted once, by the object that holds them)."""
     disk: int
-    """Allocated bytes of the scratch folder, the log and the unlinked files the processes hold open or mapped."""
+    """Allocated bytes of the side's folders (scratch, builds, caches), the log and the unlinked files the processes
+    hold open or mapped."""
     files: int
-    """Entries of the scratch folder (at most MAX_FILES + 1)."""
+    """Entries of the side's folders (at most MAX_FILES + 1)."""
     hidden: int | None
     """A process of the side whose open files the judge could not list (it made itself undumpable)."""
     sockets: int = 0
     """Sockets the side's processes hold open."""
 
 
-def usage(pid: int, scratch: Path, log_fd: int, mailbox_fd: int) -> Usage:
+def usage(pid: int, folders: Path, log_fd: int, mailbox_fd: int) -> Usage:
     """What the side rooted at `pid` holds now (see Usage)."""
     mailbox = os.fstat(mailbox_fd)
     anonymous, page = 0, os.sysconf("SC_PAGE_SIZE")
@@ -75,8 +76,8 @@ def usage(pid: int, scratch: Path, log_fd: int, mailbox_fd: int) -> Usage:
         for start_end, target in _unlinked_mappings(p):
             _hold(held, target, f"/proc/{p}/map_files/{start_end}")
     in_memory = sum(n for kind, n in held.values() if kind == "memory")
-    files, scratch_bytes = _tree_bytes(scratch)
-    disk = scratch_bytes + os.fstat(log_fd).st_blocks * 512 + sum(n for kind, n in held.values() if kind == "disk")
+    files, folder_bytes = _tree_bytes(folders)
+    disk = folder_bytes + os.fstat(log_fd).st_blocks * 512 + sum(n for kind, n in held.values() if kind == "disk")
     return Usage(memory=anonymous + in_memory, disk=disk, files=files, hidden=hidden, sockets=sockets)
 
 

@@ -15,20 +15,20 @@ Reads `facts["attention"]` (agents/builtin/patterns.py). Imports neither torch n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import IS_STRICT_UPPER_TRIANGLE, indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
+    TemplateFacts,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
-    read_facts,
     require_leaf,
 )
 
@@ -250,19 +250,15 @@ def wrapper_source(facts: AttentionFacts, params: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class TritonAttentionFamily:
+class TritonAttentionFamily(TemplateFacts):
     """FlashAttention-2 style forward with tunable tiles."""
 
     name: str = "triton_attention"
     strategy: str = "tensor_cores"
     language: str = "triton"
 
-    def facts(self, analysis: TaskAnalysis) -> tuple[AttentionFacts | None, str | None]:
-        """The parsed attention facts, or why they are unusable."""
-        return read_facts(analysis, "attention", AttentionFacts.parse)
-
-    def applies(self, analysis: TaskAnalysis) -> str | None:
-        return self.facts(analysis)[1]
+    FACT_KEY: ClassVar[str] = "attention"
+    PARSE: ClassVar = AttentionFacts.parse
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from kernelarc.agents.builtin.moves.base import TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import literal
@@ -195,6 +195,21 @@ def read_facts(analysis: TaskAnalysis, key: str,
         return None, f"{key}: {e}"
     reason = check_dtype(facts.dtype)
     return (None, reason) if reason else (facts, None)
+
+
+class TemplateFacts:
+    """The `facts` and `applies` of a family whose template serves one pattern: `FACT_KEY` of the analysis,
+    parsed by `PARSE` (`read_facts`); it applies exactly when the facts parse."""
+
+    FACT_KEY: ClassVar[str]
+    PARSE: ClassVar[Callable[[dict[str, Any], TaskAnalysis], Any]]
+
+    def facts(self, analysis: TaskAnalysis) -> tuple[Any, str | None]:
+        """The parsed facts, or why they are unusable."""
+        return read_facts(analysis, self.FACT_KEY, self.PARSE)
+
+    def applies(self, analysis: TaskAnalysis) -> str | None:
+        return self.facts(analysis)[1]
 
 
 def require_whole_forward(analysis: TaskAnalysis, out: str) -> None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, OpNode, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
     BINARY,
+    TemplateFacts,
     UNARY,
     claim,
     dedupe,
@@ -28,7 +29,6 @@ from kernelarc.agents.builtin.moves.triton_common import (
     launch_keywords,
     next_power_of_2,
     power,
-    read_facts,
     require_whole_forward,
     unary,
 )
@@ -225,19 +225,15 @@ def wrapper_source(facts: ElementwiseFacts, params: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class TritonFusedElementwiseFamily:
+class TritonFusedElementwiseFamily(TemplateFacts):
     """One Triton kernel for a whole pointwise forward."""
 
     name: str = "triton_fused_elementwise"
     strategy: str = "fusion"
     language: str = "triton"
 
-    def facts(self, analysis: TaskAnalysis) -> tuple[ElementwiseFacts | None, str | None]:
-        """The translated chain, or why it cannot be."""
-        return read_facts(analysis, "elementwise", ElementwiseFacts.parse)
-
-    def applies(self, analysis: TaskAnalysis) -> str | None:
-        return self.facts(analysis)[1]
+    FACT_KEY: ClassVar[str] = "elementwise"
+    PARSE: ClassVar = ElementwiseFacts.parse
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
@@ -25,6 +25,7 @@ from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, modu
 from kernelarc.agents.builtin.moves.facts import GemmFacts
 from kernelarc.agents.builtin.moves.triton_common import (
     LOW_PRECISION,
+    TemplateFacts,
     claim,
     dedupe,
     describe_params,
@@ -32,7 +33,6 @@ from kernelarc.agents.builtin.moves.triton_common import (
     launch_keywords,
     next_power_of_2,
     operand_names,
-    read_facts,
 )
 
 SPLIT_K_MAX_M = 64
@@ -319,7 +319,7 @@ def smem_bytes(params: dict[str, Any], dtype: str) -> int:
 
 
 @dataclass(frozen=True)
-class TritonGemmFamily:
+class TritonGemmFamily(TemplateFacts):
     """A Triton GEMM template variant bound to one strategy."""
 
     name: str
@@ -332,14 +332,13 @@ class TritonGemmFamily:
     """Only offered when the analysis found pointwise ops to fuse after the product."""
     language: str = "triton"
 
+    FACT_KEY: ClassVar[str] = "gemm"
+    PARSE: ClassVar = partial(GemmFacts.parse, transposed_a=True)
+
     @property
     def gpu_only(self) -> bool:
         """TMA descriptors are a Hopper unit: the interpreter's run of them says nothing of it."""
         return self.variant is GemmVariant.TMA
-
-    def facts(self, analysis: TaskAnalysis) -> tuple[GemmFacts | None, str | None]:
-        """The parsed gemm facts, or why they are unusable."""
-        return read_facts(analysis, "gemm", partial(GemmFacts.parse, transposed_a=True))
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)

@@ -14,22 +14,22 @@ scheduling and the dot come from triton_gemm.py. Imports neither torch nor trito
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, jit_kernel, launch, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
+    EpilogueStep,
     LOW_PRECISION,
     SMEM_PER_BLOCK_BYTES,
-    EpilogueStep,
+    TemplateFacts,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
-    read_facts,
     require_leaf,
     require_whole_forward,
 )
@@ -199,19 +199,15 @@ def wrapper_source(facts: DualGemmFacts, params: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class TritonGemmDualFamily:
+class TritonGemmDualFamily(TemplateFacts):
     """Gate and up GEMMs of one A in one Triton kernel, act(gate) * up fused before the store."""
 
     name: str = "triton_gemm_dual"
     strategy: str = "fusion"
     language: str = "triton"
 
-    def facts(self, analysis: TaskAnalysis) -> tuple[DualGemmFacts | None, str | None]:
-        """The parsed gemm_dual facts, or why they are unusable."""
-        return read_facts(analysis, "gemm_dual", DualGemmFacts.parse)
-
-    def applies(self, analysis: TaskAnalysis) -> str | None:
-        return self.facts(analysis)[1]
+    FACT_KEY: ClassVar[str] = "gemm_dual"
+    PARSE: ClassVar = DualGemmFacts.parse
 
     def space(self, analysis: TaskAnalysis) -> list[dict[str, Any]]:
         facts, _ = self.facts(analysis)

@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, module_source
 from kernelarc.agents.builtin.moves.triton_common import (
+    TemplateFacts,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
-    read_facts,
     require_leaf,
     require_whole_forward,
 )
@@ -179,7 +179,7 @@ def wrapper_source(facts: ReductionFacts, params: dict[str, Any], split: bool) -
 
 
 @dataclass(frozen=True)
-class TritonReductionFamily:
+class TritonReductionFamily(TemplateFacts):
     """A reduction over adjacent dims, in one pass or two stages."""
 
     name: str
@@ -189,9 +189,8 @@ class TritonReductionFamily:
     strategy: str = "reduction"
     language: str = "triton"
 
-    def facts(self, analysis: TaskAnalysis) -> tuple[ReductionFacts | None, str | None]:
-        """The parsed reduction facts, or why they are unusable."""
-        return read_facts(analysis, "reduction", ReductionFacts.parse)
+    FACT_KEY: ClassVar[str] = "reduction"
+    PARSE: ClassVar = ReductionFacts.parse
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)

@@ -19,20 +19,20 @@ Reads `facts["rowwise"]` (agents/builtin/patterns.py). Imports neither torch nor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kernelarc.agents.builtin.moves import register_family
 from kernelarc.agents.builtin.moves.base import Move, TaskAnalysis
 from kernelarc.agents.builtin.moves.emit import indent, literal, module_source
 from kernelarc.agents.builtin.moves.facts import IGNORE_INDEX, RowwiseFacts
 from kernelarc.agents.builtin.moves.triton_common import (
+    TemplateFacts,
     claim,
     dedupe,
     describe_params,
     elem_bytes,
     launch_keywords,
     next_power_of_2,
-    read_facts,
 )
 
 MAX_SINGLE_BLOCK = 65536
@@ -296,7 +296,7 @@ def row_points(facts: RowwiseFacts, looped: bool) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class TritonRowwiseFamily:
+class TritonRowwiseFamily(TemplateFacts):
     """Row-wise kernels, whole rows in registers or walked in chunks."""
 
     name: str
@@ -306,9 +306,8 @@ class TritonRowwiseFamily:
     strategy: str = "memory"
     language: str = "triton"
 
-    def facts(self, analysis: TaskAnalysis) -> tuple[RowwiseFacts | None, str | None]:
-        """The parsed rowwise facts, or why they are unusable."""
-        return read_facts(analysis, "rowwise", RowwiseFacts.parse)
+    FACT_KEY: ClassVar[str] = "rowwise"
+    PARSE: ClassVar = RowwiseFacts.parse
 
     def applies(self, analysis: TaskAnalysis) -> str | None:
         facts, reason = self.facts(analysis)
