@@ -88,6 +88,17 @@ def test_against_an_incumbent_on_cuda_both_fresh_sides_start_before_the_lock():
 
 
 @pytest.mark.slow
+def test_an_incumbent_that_fails_is_the_incumbents_failure_never_the_candidates():
+    """Its own status, so that a campaign never records a REJECT (and a trap) for the candidate beside it."""
+    task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
+    candidate = load_candidate(FIXTURES / "candidates" / "honest_torch.py", task)
+    failing = candidate_from_source("import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                    "    def forward(self, x):\n        raise RuntimeError('broken')\n", task)
+    ev = evaluate(task, candidate, failing, device="cpu", settings=FAST)
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.INCUMBENT_FAILED), ev.reason
+    assert ev.reason.startswith("the incumbent failed") and "broken" in ev.reason
+
+
 def test_incumbent_is_the_baseline_when_given():
     task = load_task(FIXTURES / "tasks" / "relu_tiny.py")
     candidate = load_candidate(FIXTURES / "candidates" / "honest_torch.py", task)

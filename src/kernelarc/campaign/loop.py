@@ -40,6 +40,7 @@ from kernelarc.agents.protocol import (
     VerdictNote,
     clip_reflection,
 )
+from kernelarc.campaign import disqualify
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
 from kernelarc.campaign.compiler_seed import compiler_seed
 from kernelarc.campaign.drafting import DRAFT_INSTRUCTION, is_parameter_change
@@ -150,6 +151,8 @@ class Campaign:
         """Candidate id -> agents that proposed it again, waiting for its verdict."""
         self.baselines: dict[str, int] = {}
         """Baseline name -> candidate id (their evaluations are against the reference)."""
+        self.disqualified: dict[int, str] = disqualify.recorded(store)
+        """Kernels that passed once and then failed alone (campaign/disqualify.py), with why: off the board."""
         self.round = 0
         self.compiler_seed = compiler_seed(task, executor.devices[0], options.backend)
         """torch.compile's code as a standalone file, for code-writing agents on a card (rendered in the background)."""
@@ -426,17 +429,30 @@ class Campaign:
 
     async def _evaluate(self, sub: Submission, cutoff: Cutoff | None = None) -> None:
         """The submission's evaluation under `cutoff` (the campaign's by default); None when it was cut (the
-        candidate stays pending)."""
-        incumbent = self.candidate(sub.incumbent_id) if sub.incumbent_id is not None else None
+        candidate stays pending). Where the incumbent failed beside it and fails again alone, the incumbent is
+        disqualified and the candidate judged against its agent's incumbent after that (campaign/disqualify.py)."""
+        cutoff = cutoff or self.cutoff
         try:
             with self.busy(f"candidate #{sub.candidate_id} ({sub.slot.id})"):
-                sub.evaluation = await self.executor.evaluate(
-                    sub.candidate, incumbent, slot=sub.slot.index,
-                    seed=evaluation_seed(self.options.seed, sub.candidate, incumbent), cutoff=cutoff or self.cutoff)
+                sub.evaluation = await self._judge(sub, cutoff)
+                while sub.evaluation.status is Status.INCUMBENT_FAILED and sub.incumbent_id is not None:
+                    failed = await disqualify.culprit(self, sub.candidate_id, sub.incumbent_id, sub.evaluation,
+                                                      slot=sub.slot.index, cutoff=cutoff)
+                    if failed != sub.incumbent_id:
+                        sub.evaluation = disqualify.blamed_on_candidate(sub.evaluation)
+                        break
+                    disqualify.disqualify(self, sub.incumbent_id, sub.evaluation.reason, beside=sub.candidate_id)
+                    sub.incumbent_id = self.store.agent(sub.slot.id).state.incumbent_id
+                    sub.evaluation = await self._judge(sub, cutoff)
         except EvaluationCut as e:
             self.cut.append(sub.candidate_id)
             self.cut_why = str(e)
             self.store.log_event("cut", sub.slot.id, {"candidate_id": sub.candidate_id, "why": str(e)})
+
+    async def _judge(self, sub: Submission, cutoff: Cutoff) -> Evaluation:
+        incumbent = self.candidate(sub.incumbent_id) if sub.incumbent_id is not None else None
+        return await self.executor.evaluate(sub.candidate, incumbent, slot=sub.slot.index, cutoff=cutoff,
+                                            seed=evaluation_seed(self.options.seed, sub.candidate, incumbent))
 
     def candidate(self, candidate_id: int) -> Candidate:
         """A stored candidate, ready for the guard."""
@@ -564,18 +580,34 @@ class Campaign:
         best: dict[int, float] = {}
         for record in self.store.agents():
             held = {} if record.state.incumbent_id is None else {record.state.incumbent_id: record.state.incumbent_speedup}
-            for e in evaluations.values():
-                if e.evaluation.verdict is Verdict.KEEP and e.agent_id == record.id:
-                    held.setdefault(e.candidate_id, _chained_speedup(e.candidate_id, evaluations, chained))
+            held.update(self._kept(record.id, evaluations, chained, held))
+            held = {c: s for c, s in held.items() if c not in self.disqualified}
             if held:
                 cid = max(held, key=lambda c: (held[c], -c))
                 best[cid] = max(best.get(cid, 0.0), held[cid])
         for cid in self.baselines.values():
             ev = self.store.evaluation(cid)
-            if ev is not None and ev.evaluation.speedup is not None:
+            if ev is not None and ev.evaluation.speedup is not None and cid not in self.disqualified:
                 best[cid] = ev.evaluation.speedup
         entries = [self._entry(cid, speedup) for cid, speedup in best.items()]
         return sorted(entries, key=lambda e: (-e.speedup, e.candidate_id))
+
+    @staticmethod
+    def _kept(agent_id: str, evaluations: dict[int, EvaluationRecord], chained: dict[int, float],
+              skip: dict[int, float]) -> dict[int, float]:
+        """Every kernel the agent got KEPT but those in `skip`, with its chained speedup over the reference."""
+        return {e.candidate_id: _chained_speedup(e.candidate_id, evaluations, chained) for e in evaluations.values()
+                if e.evaluation.verdict is Verdict.KEEP and e.agent_id == agent_id and e.candidate_id not in skip}
+
+    def best_kept(self, agent_id: str) -> tuple[int | None, float]:
+        """The agent's fastest kernel it got KEPT and not disqualified, with its chained speedup; (None, 1.0), the
+        reference, when there is none."""
+        evaluations = {e.candidate_id: e for e in self.store.evaluations()}
+        kept = self._kept(agent_id, evaluations, {}, self.disqualified)
+        if not kept:
+            return None, 1.0
+        cid = max(kept, key=lambda c: (kept[c], -c))
+        return cid, kept[cid]
 
     def _entry(self, cid: int, speedup: float) -> LeaderboardEntry:
         record: CandidateRecord = self.store.candidate(cid)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kernelarc import __version__
 from kernelarc.agents.builtin.notation import parse_points
+from kernelarc.campaign import disqualify
 from kernelarc.campaign.baselines import COMPILE, EAGER
 from kernelarc.campaign.executor import evaluation_seed
 from kernelarc.campaign.export import export_best
@@ -84,7 +85,8 @@ async def _against_baselines(campaign: Campaign, entry: LeaderboardEntry) -> tup
     opponents = {}
     for name, cid in campaign.baselines.items():
         base_eval = campaign.store.evaluation(cid)
-        if base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT or cid == entry.candidate_id:
+        if (base_eval is None or base_eval.evaluation.verdict is Verdict.REJECT or cid == entry.candidate_id
+                or cid in campaign.disqualified):
             continue
         opponents[name] = campaign.candidate(cid)
     results = await asyncio.gather(*(
@@ -123,27 +125,55 @@ async def final_measurements(campaign: Campaign) -> Finals:
 
 
 async def _finals(campaign: Campaign) -> Finals:
-    leader = campaign.leader()
-    if leader is None:
-        return Finals()
-    if campaign.interrupted:
-        return Finals(leader, timed="skipped: interrupted (Ctrl-C)")
-    if campaign.cutoff.passed():
-        return Finals(leader, timed=f"skipped: {campaign.cutoff.why}")
-    with campaign.busy("the winner's final timings against the baselines"):
-        against, cut = await _against_baselines(campaign, leader)
-        if cut is not None:
-            return Finals(leader, against, timed=cut)
-        faster = faster_baseline(leader.candidate_id, campaign.baselines, against)
-        if faster is None:
-            return Finals(leader, against)
-        winner = next(e for e in campaign.leaderboard() if e.candidate_id == campaign.baselines[faster])
-        confirmed, cut = await _against_baselines(campaign, winner)
-        if cut is not None:  # the baseline's own head-to-heads unfinished: the leader stays, with what it lost
-            return Finals(leader, against, timed=f"{cut} (while timing the {faster} baseline that beat it)")
-        if tie_goes_to_leader(baseline_name(campaign, leader.candidate_id), faster, confirmed):
-            return Finals(leader, against)
-        return Finals(winner, confirmed, displaced=leader)
+    """The leader's head-to-heads; a leader that fails one is disqualified (campaign/disqualify.py) and the next
+    leader timed in its place."""
+    while True:
+        leader = campaign.leader()
+        if leader is None:
+            return Finals()
+        if campaign.interrupted:
+            return Finals(leader, timed="skipped: interrupted (Ctrl-C)")
+        if campaign.cutoff.passed():
+            return Finals(leader, timed=f"skipped: {campaign.cutoff.why}")
+        with campaign.busy("the winner's final timings against the baselines"):
+            against, cut = await _against_baselines(campaign, leader)
+            if cut is None:
+                try:
+                    if await _failed_in_finals(campaign, leader, against):
+                        continue
+                except EvaluationCut as e:
+                    cut = f"cut while judging again alone a baseline that failed beside the leader: {e}"
+            if cut is not None:
+                return Finals(leader, against, timed=cut)
+            return await _settled(campaign, leader, against)
+
+
+async def _failed_in_finals(campaign: Campaign, leader: LeaderboardEntry, against: dict[str, Evaluation]) -> bool:
+    """Disqualify whoever failed a head-to-head: the leader (True), or a baseline that failed beside it and again
+    alone (that comparison is then left out)."""
+    for name, ev in against.items():
+        failed = await disqualify.culprit(campaign, leader.candidate_id, campaign.baselines[name], ev, slot=0,
+                                          cutoff=campaign.cutoff)
+        if failed is not None:
+            disqualify.disqualify(campaign, failed, f"final head-to-head against {name}: {ev.reason}",
+                                  beside=campaign.baselines[name] if failed == leader.candidate_id else leader.candidate_id)
+        if failed == leader.candidate_id:
+            return True
+    return False
+
+
+async def _settled(campaign: Campaign, leader: LeaderboardEntry, against: dict[str, Evaluation]) -> Finals:
+    """The finals of a leader that passed its head-to-heads: a baseline that beat it takes over if confirmed."""
+    faster = faster_baseline(leader.candidate_id, campaign.baselines, against)
+    if faster is None:
+        return Finals(leader, against)
+    winner = next(e for e in campaign.leaderboard() if e.candidate_id == campaign.baselines[faster])
+    confirmed, cut = await _against_baselines(campaign, winner)
+    if cut is not None:  # the baseline's own head-to-heads unfinished: the leader stays, with what it lost
+        return Finals(leader, against, timed=f"{cut} (while timing the {faster} baseline that beat it)")
+    if tie_goes_to_leader(baseline_name(campaign, leader.candidate_id), faster, confirmed):
+        return Finals(leader, against)
+    return Finals(winner, confirmed, displaced=leader)
 
 
 def tie_goes_to_leader(leader_baseline: str | None, challenger: str, confirmed: dict[str, Evaluation]) -> bool:
@@ -341,6 +371,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
         "stop_reason": reason.value,
         "stop_detail": campaign.stop_detail,
         "pending": [c.id for c in store.pending_candidates() if c.agent_id is not None],
+        "disqualified": [{"candidate_id": cid, "why": why} for cid, why in campaign.disqualified.items()],
         "rounds": campaign.round,
         "seed": campaign.options.seed,
         "options": campaign.options.model_dump(mode="json"),

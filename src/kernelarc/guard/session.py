@@ -255,7 +255,7 @@ class Session:
         if side.role == "reference":
             raise Failure("INVALID_REFERENCE", f"the reference failed: {message}", workload)
         if side.role == "incumbent":
-            raise Failure("RUNTIME_ERROR", f"the incumbent failed during {self.stage}: {message}", workload)
+            raise Failure("INCUMBENT_FAILED", f"the incumbent failed during {self.stage}: {message}", workload)
         if status not in STATUSES:
             status = "RUNTIME_ERROR"
         raise Failure(status, str(message)[:400], workload)
@@ -274,10 +274,16 @@ class Session:
 
             return GuardInternalError(f"the reference side sent a malformed reply ({what})")
         if side.role == "incumbent":
-            return Failure("RUNTIME_ERROR", f"the incumbent's side sent a malformed reply ({what})", workload)
+            return Failure("INCUMBENT_FAILED", f"the incumbent's side sent a malformed reply ({what})", workload)
         return Failure("REWARD_HACK", f"the candidate's side sent a reply no honest side writes ({what})", workload)
 
     def _side_failure(self, side: Side, f: SideFailure, workload: str | None) -> Failure:
+        failure = self._failure_of(side, f, workload)
+        if side.role == "incumbent":  # worded for it, never the candidate's status
+            return Failure("INCUMBENT_FAILED", failure.message, workload)
+        return failure
+
+    def _failure_of(self, side: Side, f: SideFailure, workload: str | None) -> Failure:
         if side.role == "reference":
             if f.kind == "timeout":
                 limit = self.settings.reference_timeout_s if self.stage == "reference" else self.settings.run_timeout_s
@@ -708,7 +714,8 @@ class Session:
     def _timing_failure(self, side: Side, uuid: str, what: str) -> Failure:
         if side is self.cand:
             return Failure("REWARD_HACK", f"workload {uuid}: the candidate's side {what}", uuid)
-        return Failure("RUNTIME_ERROR", f"workload {uuid}: the {side.role}'s side {what}; no verdict possible", uuid)
+        return Failure("INCUMBENT_FAILED" if side.role == "incumbent" else "RUNTIME_ERROR",
+                       f"workload {uuid}: the {side.role}'s side {what}; no verdict possible", uuid)
 
     def _check_residuals(self, uuid: str, times: WorkloadTimes) -> None:
         """The candidate's bookkeeping per call must cost what the incumbent's does (module docstring)."""

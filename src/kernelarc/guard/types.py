@@ -34,6 +34,9 @@ class Status(str, Enum):
     """Caught gaming the measurement: mutated inputs, no GPU work, harness tampering, forged results."""
     INVALID_REFERENCE = "INVALID_REFERENCE"
     """The reference itself failed or produced NaN/Inf; no candidate can be judged against it."""
+    INCUMBENT_FAILED = "INCUMBENT_FAILED"
+    """The incumbent (code judged correct before) failed beside this candidate: nothing is known of the
+    candidate. A campaign judges the incumbent again alone to tell whose failure it was (campaign/loop.py)."""
 
 
 class Verdict(str, Enum):

@@ -1,0 +1,96 @@
+"""Kernels that passed once and then fail (campaign/disqualify.py): whose failure it was, and the failing kernel
+out of the race. The sixth red-team pass's candidate raised when loaded again: every later candidate of its agent
+was REJECTed in its place, and it stayed the winner.
+
+The failing kernels' first verdicts are recorded evaluations (a KEEP a real guard would give such code only once);
+everything judged afterwards is judged for real, on the CPU. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+from kernelarc.campaign import AgentSlot, Campaign
+from kernelarc.campaign.disqualify import culprit
+from kernelarc.campaign.executor import LocalExecutor
+from kernelarc.campaign.summary import final_measurements
+from kernelarc.guard import GuardSettings, Status
+from kernelarc.strategies import get_strategy
+from kernelarc.task.loader import load_task
+
+from campaign.runs import SLOW_SUM, options, proposal, scripted_agents, source
+from memory.factories import accept, keep, open_campaign
+
+A0 = "a0-reduction"
+RAISES = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+          "        raise RuntimeError('fails every time after its first evaluation')\n")
+
+
+def _add(store, text: str, agent_id: str | None, claim: str) -> int:
+    cid, _ = store.add_candidate(hash=hashlib.sha256(text.encode()).hexdigest(), source=text, agent_id=agent_id,
+                                 strategy="reduction" if agent_id else "baseline", claim=claim, language="pytorch",
+                                 kind="module")
+    return cid
+
+
+def _campaign(tmp_path, *steps):
+    """A campaign on slow_sum whose agent a0 holds a kernel that now raises, KEPT at 14x; a0 proposes `steps`."""
+    store = open_campaign(tmp_path / "campaign.db", agents=())
+    store.register_agent(A0, "reduction", "scripted")
+    broken = _add(store, RAISES, A0, "passed once")
+    store.record_verdict(broken, keep(14.0), against_incumbent_id=None, agent_state=store.agent(A0).state.model_copy(
+        update={"incumbent_id": broken, "incumbent_speedup": 14.0}))
+    (agent,) = scripted_agents(list(steps))
+    slot = AgentSlot(id=A0, index=0, strategy=get_strategy("reduction"), agent=agent)
+    task = load_task(SLOW_SUM)
+    executor = LocalExecutor(task, ["cpu"], GuardSettings(rounds=2, cpu_iterations=3, warmup=1))
+    campaign = Campaign(task, options(agents=1, strategies=("reduction",), budget=3), store, executor, [slot], None)
+    return campaign, store, broken
+
+
+def test_an_incumbent_that_fails_alone_is_disqualified_and_the_candidate_judged_against_the_reference(tmp_path):
+    campaign, store, broken = _campaign(tmp_path, proposal("fast"))
+    try:
+        asyncio.run(campaign.run())
+    finally:
+        campaign.executor.close()
+    fast = next(c.id for c in store.candidates() if c.source == source("fast"))
+    record = store.evaluation(fast)
+    assert record.against_incumbent_id is None and record.evaluation.correct, record.evaluation.reason
+    (event,) = store.events("disqualified")
+    assert event.payload["candidate_id"] == broken and event.payload["beside"] == fast
+    assert "the incumbent failed" in event.payload["why"]
+    assert broken in campaign.disqualified and broken not in [e.candidate_id for e in campaign.leaderboard()]
+    assert store.agent(A0).state.incumbent_id != broken
+
+
+def test_a_leader_that_fails_its_final_head_to_head_is_disqualified_and_the_next_one_wins(tmp_path):
+    campaign, store, broken = _campaign(tmp_path)
+    eager = _add(store, source("slow_stack"), None, "baseline: eager")  # any correct code stands for the baseline
+    store.record_verdict(eager, accept(1.0), against_incumbent_id=None)
+    campaign.baselines = {"eager": eager}
+    try:
+        assert campaign.leader().candidate_id == broken
+        finals = asyncio.run(final_measurements(campaign))
+    finally:
+        campaign.executor.close()
+    assert finals.winner.candidate_id == eager
+    assert broken in campaign.disqualified and "final head-to-head against eager" in campaign.disqualified[broken]
+
+
+def test_an_incumbent_that_runs_alone_leaves_the_failure_with_the_candidate_beside_it(tmp_path):
+    """A candidate can make its incumbent fail (holding the card's memory, say): an honest incumbent that runs
+    correctly when judged again alone is never disqualified for it."""
+    campaign, store, _ = _campaign(tmp_path)
+    honest = _add(store, source("fast"), A0, "honest")
+    beside = keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED,
+                                          "reason": "the incumbent failed during timing: out of memory"})
+    try:
+        failed = asyncio.run(culprit(campaign, 99, honest, beside, slot=0, cutoff=None))
+    finally:
+        campaign.executor.close()
+    assert failed == 99 and honest not in campaign.disqualified
+    (recheck,) = store.events("incumbent_rechecked")
+    assert recheck.payload == {"incumbent_id": honest, "beside": 99, "status": "PASSED",
+                               "reason": recheck.payload["reason"]}
