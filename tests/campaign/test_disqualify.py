@@ -92,5 +92,24 @@ def test_an_incumbent_that_runs_alone_leaves_the_failure_with_the_candidate_besi
         campaign.executor.close()
     assert failed == 99 and honest not in campaign.disqualified
     (recheck,) = store.events("incumbent_rechecked")
-    assert recheck.payload == {"incumbent_id": honest, "beside": 99, "status": "PASSED",
-                               "reason": recheck.payload["reason"]}
+    assert {k: recheck.payload[k] for k in ("incumbent_id", "beside", "against", "failed", "status")} == {
+        "incumbent_id": honest, "beside": 99, "against": None, "failed": False, "status": "PASSED"}
+
+
+def test_the_suspect_is_judged_again_as_the_incumbent_of_the_eager_baseline(tmp_path):
+    """A side can tell an incumbent's requests from a candidate's: code failing only as an incumbent would pass
+    a check as a candidate. With an eager baseline, the suspect keeps its role."""
+    campaign, store, broken = _campaign(tmp_path)
+    eager = _add(store, source("slow_stack"), None, "baseline: eager")
+    store.record_verdict(eager, accept(1.0), against_incumbent_id=None)
+    campaign.baselines = {"eager": eager}
+    beside = keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED,
+                                          "reason": "the incumbent failed during compile: RuntimeError"})
+    try:
+        failed = asyncio.run(culprit(campaign, 99, broken, beside, slot=0, cutoff=None))
+    finally:
+        campaign.executor.close()
+    assert failed == broken
+    (recheck,) = store.events("incumbent_rechecked")
+    assert (recheck.payload["against"], recheck.payload["failed"], recheck.payload["status"]) == (
+        eager, True, "INCUMBENT_FAILED")

@@ -137,11 +137,13 @@ def test_a_reference_that_cannot_run_is_one_line_and_exit_2(capsys, task, words)
 
 @pytest.mark.slow
 def test_timeout_sets_the_stage_deadlines_and_a_timeout_names_its_deadline(capsys):
-    code, out, err = _run(capsys, RELU, str(CANDIDATES / "faults" / "forward_loop.py"), *FAST, "--timeout", "3",
+    # 8 s: the reference's own stage gets twice that, room for a side's start-up on a loaded 2-core host (at 3 s
+    # a CI-like run's reference timed out first: INVALID_REFERENCE, exit 2)
+    code, out, err = _run(capsys, RELU, str(CANDIDATES / "faults" / "forward_loop.py"), *FAST, "--timeout", "8",
                           "--json")
     result = json.loads(out)
-    assert code == 1 and result["status"] == "TIMEOUT"
-    assert "the candidate timed out during first_call (3 s compile deadline; --timeout sets it)" in result["reason"]
+    assert code == 1 and result["status"] == "TIMEOUT", result["reason"]
+    assert "the candidate timed out during first_call (8 s compile deadline; --timeout sets it)" in result["reason"]
 
 
 def test_timeout_maps_onto_every_stage_deadline():

@@ -143,3 +143,22 @@ def test_a_host_bound_workload_must_beat_the_bias_between_two_processes():
     assert decide([gpu_bound], SETTINGS).verdict is Verdict.KEEP
     unpaired = _timed(_workload(1.0, 1.08), device_ms=0.2, wall_ms=1.0)  # the medians' rule has the floor too
     assert decide([unpaired], SETTINGS).verdict is Verdict.ACCEPT
+
+
+def test_a_paired_keep_needs_four_pairs_in_five_for_the_candidate():
+    """Sixth red-team pass: identical code on both sides of a loaded 2-core host read 3.96x at 208% noise, the
+    median past the bar with the pairs split."""
+    def pairs(speedup: float, spread: float, low: float) -> WorkloadResult:
+        return _paired(1.0, speedup, speedup, spread).model_copy(update={"paired_low": low})
+
+    split = decide([pairs(3.96, 2.08, low=0.7)], SETTINGS)
+    assert split.verdict is Verdict.ACCEPT and "four pairs of blocks in five" in split.reason
+    assert decide([pairs(3.96, 2.08, low=1.4)], SETTINGS).verdict is Verdict.KEEP
+    assert decide([pairs(1.3, 0.1, low=1.2)], SETTINGS).verdict is Verdict.KEEP
+
+
+def test_no_noise_makes_a_slowdown_past_half_look_within_the_window():
+    """A candidate whose own children made its blocks erratic read 0.037x at 2786% noise: an ACCEPT, until the
+    noise that widens the window was capped at 100%."""
+    assert decide([_workload(1.0 / 0.037, 1.0, spread=27.86 / 0.037)], SETTINGS).verdict is Verdict.REVERT
+    assert decide([_workload(1.0 / 0.6, 1.0, spread=1.5)], SETTINGS).verdict is Verdict.ACCEPT  # noisy, within 2x

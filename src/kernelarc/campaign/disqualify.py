@@ -7,15 +7,18 @@ again, every later candidate of its agent got its REJECT and a "trap" finding in
 failing kernel stayed the campaign's winner and was exported (its finals failed, and a failed head-to-head was
 ignored). A failure beside a candidate is not evidence against the incumbent either: a candidate can make its
 incumbent fail (holding the card's memory, say) to get an honest kernel dropped. So the incumbent is judged
-again alone, against the reference: a kernel that fails alone is disqualified (off the board, never an
-incumbent or the winner again, its agents moved to their best other kernel), and one that passes alone leaves
-the failure with the candidate that was beside it.
+again without that candidate, in the same role: as the incumbent of the eager baseline (the reference's own
+code; a side can tell an incumbent's requests from a candidate's, so code could fail only as an incumbent), or,
+where there is no eager baseline, as a candidate against the reference. A kernel that fails again is disqualified
+(off the board, never an incumbent or the winner again, its agents moved to their best other kernel), and one
+that passes leaves the failure with the candidate that was beside it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kernelarc.campaign.baselines import EAGER
 from kernelarc.campaign.executor import evaluation_seed
 from kernelarc.guard import Evaluation, Status, Verdict
 from kernelarc.guard.cutoff import Cutoff
@@ -41,13 +44,21 @@ async def culprit(campaign: Campaign, candidate_id: int, incumbent_id: int | Non
         return candidate_id
     if incumbent_id in campaign.disqualified:
         return incumbent_id
-    incumbent = campaign.candidate(incumbent_id)
-    alone = await campaign.executor.evaluate(incumbent, None, slot=slot, cutoff=cutoff,
-                                             seed=evaluation_seed(campaign.options.seed, incumbent, None),
-                                             trusted=incumbent_id in campaign.baselines.values())
+    suspect, eager = campaign.candidate(incumbent_id), campaign.baselines.get(EAGER)
+    if eager is not None and eager != incumbent_id:
+        challenger = campaign.candidate(eager)
+        again = await campaign.executor.evaluate(challenger, suspect, slot=slot, cutoff=cutoff, trusted=True,
+                                                 seed=evaluation_seed(campaign.options.seed, challenger, suspect))
+        failed = again.status is Status.INCUMBENT_FAILED
+    else:
+        again = await campaign.executor.evaluate(suspect, None, slot=slot, cutoff=cutoff,
+                                                 seed=evaluation_seed(campaign.options.seed, suspect, None),
+                                                 trusted=incumbent_id in campaign.baselines.values())
+        failed = not again.correct
     campaign.store.log_event("incumbent_rechecked", payload={
-        "incumbent_id": incumbent_id, "beside": candidate_id, "status": alone.status.value, "reason": alone.reason})
-    return candidate_id if alone.correct else incumbent_id
+        "incumbent_id": incumbent_id, "beside": candidate_id, "against": eager if eager != incumbent_id else None,
+        "failed": failed, "status": again.status.value, "reason": again.reason})
+    return incumbent_id if failed else candidate_id
 
 
 def blamed_on_candidate(ev: Evaluation) -> Evaluation:

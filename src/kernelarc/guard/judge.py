@@ -453,6 +453,7 @@ class Judge:
                 uuid=w.uuid, status=Status.PASSED, latency_ms=decided[cand].median, incumbent_ms=decided[inc].median,
                 spread=decided[cand].spread, incumbent_spread=decided[inc].spread,
                 paired_speedup=paired.median if paired else None, paired_spread=paired.spread if paired else None,
+                paired_low=paired.quantile(0.2) if paired else None,
                 pairs=len(t.paired) if paired else None,
                 wall_ms=t.wall[cand].median, incumbent_wall_ms=t.wall[inc].median,
                 device_ms=t.device[cand].median if t.device else None,

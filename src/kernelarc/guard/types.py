@@ -102,6 +102,9 @@ class WorkloadResult(Frozen):
     and there were enough pairs (guard/verdict.py `MIN_PAIRS`): the speedup with the host's drift cancelled."""
     paired_spread: float | None = None
     """Relative spread (p80 - p20) / p50 of those per-pair ratios: the noise a paired speedup must beat."""
+    paired_low: float | None = None
+    """The 20th percentile of those per-pair ratios: a KEEP needs it above 1, four pairs in five in the
+    candidate's favour (guard/verdict.py)."""
     pairs: int | None = None
     """How many pairs of blocks the paired figures rest on."""
     wall_ms: float | None = None
