@@ -37,7 +37,7 @@ def recorded(store) -> dict[int, str]:
 async def culprit(campaign: Campaign, candidate_id: int, incumbent_id: int | None, ev: Evaluation, *, slot: int,
                   cutoff: Cutoff | None) -> int | None:
     """Whose failure the evaluation of `candidate_id` against `incumbent_id` is: None when it did not fail; the
-    incumbent only when it failed beside the candidate and fails again judged alone (module docstring)."""
+    incumbent only when it failed beside the candidate and fails again without it (module docstring)."""
     if ev.correct:
         return None
     if ev.status is not Status.INCUMBENT_FAILED or incumbent_id is None:
@@ -62,10 +62,10 @@ async def culprit(campaign: Campaign, candidate_id: int, incumbent_id: int | Non
 
 
 def blamed_on_candidate(ev: Evaluation) -> Evaluation:
-    """The evaluation of a candidate beside which its incumbent failed, the incumbent having passed alone."""
+    """The evaluation of a candidate beside which its incumbent failed, the incumbent having passed without it."""
     return ev.model_copy(update={"verdict": Verdict.REJECT, "status": Status.RUNTIME_ERROR,
                                  "reason": f"the incumbent failed beside this candidate and ran correctly judged again "
-                                           f"alone: {ev.reason}"})
+                                           f"without it: {ev.reason}"})
 
 
 def disqualify(campaign: Campaign, candidate_id: int, why: str, beside: int | None) -> None:

@@ -152,7 +152,7 @@ class Campaign:
         self.baselines: dict[str, int] = {}
         """Baseline name -> candidate id (their evaluations are against the reference)."""
         self.disqualified: dict[int, str] = disqualify.recorded(store)
-        """Kernels that passed once and then failed alone (campaign/disqualify.py), with why: off the board."""
+        """Kernels that passed once and then kept failing (campaign/disqualify.py), with why: off the board."""
         self.round = 0
         self.compiler_seed = compiler_seed(task, executor.devices[0], options.backend)
         """torch.compile's code as a standalone file, for code-writing agents on a card (rendered in the background)."""
@@ -429,7 +429,7 @@ class Campaign:
 
     async def _evaluate(self, sub: Submission, cutoff: Cutoff | None = None) -> None:
         """The submission's evaluation under `cutoff` (the campaign's by default); None when it was cut (the
-        candidate stays pending). Where the incumbent failed beside it and fails again alone, the incumbent is
+        candidate stays pending). Where the incumbent failed beside it and fails again without it, the incumbent is
         disqualified and the candidate judged against its agent's incumbent after that (campaign/disqualify.py)."""
         cutoff = cutoff or self.cutoff
         try:

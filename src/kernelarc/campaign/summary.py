@@ -142,7 +142,7 @@ async def _finals(campaign: Campaign) -> Finals:
                     if await _failed_in_finals(campaign, leader, against):
                         continue
                 except EvaluationCut as e:
-                    cut = f"cut while judging again alone a baseline that failed beside the leader: {e}"
+                    cut = f"cut while judging again a baseline that failed beside the leader: {e}"
             if cut is not None:
                 return Finals(leader, against, timed=cut)
             return await _settled(campaign, leader, against)

@@ -36,7 +36,7 @@ class Status(str, Enum):
     """The reference itself failed or produced NaN/Inf; no candidate can be judged against it."""
     INCUMBENT_FAILED = "INCUMBENT_FAILED"
     """The incumbent (code judged correct before) failed beside this candidate: nothing is known of the
-    candidate. A campaign judges the incumbent again alone to tell whose failure it was (campaign/loop.py)."""
+    candidate. A campaign judges the incumbent again without it to tell whose failure it was (campaign/disqualify.py)."""
 
 
 class Verdict(str, Enum):
