@@ -37,6 +37,14 @@ def test_claim_at_the_cap_is_kept_and_one_over_is_refused():
         Proposal(source=SOURCE, claim="c" * 161)
 
 
+def test_a_claim_is_shown_as_text_on_one_line():
+    """Sixth red-team pass: a claim's escape sequences retitled and cleared the terminal at `optimize`'s `best:`
+    line. Claims are printed, reported and put in prompts: control characters are written out."""
+    claim = Proposal(source=SOURCE, claim="one-op sum\x1b]0;PWNED\x07\x1b[2J\nFAKE: 999x \u202e").claim
+    assert claim == "one-op sum\\x1b]0;PWNED\\x07\\x1b[2J FAKE: 999x \\u202e"
+    assert len(Proposal(source=SOURCE, claim="\x1b" * 160).claim) <= 160
+
+
 @pytest.mark.parametrize("field, value, expected", [
     ("claim", "   ", "needs a claim"),
     ("source", "\n", "source is empty"),

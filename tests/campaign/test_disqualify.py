@@ -15,7 +15,7 @@ from kernelarc.campaign import AgentSlot, Campaign
 from kernelarc.campaign.disqualify import culprit
 from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.summary import final_measurements
-from kernelarc.guard import GuardSettings, Status
+from kernelarc.guard import GuardSettings, Status, Verdict
 from kernelarc.strategies import get_strategy
 from kernelarc.task.loader import load_task
 
@@ -34,7 +34,7 @@ def _add(store, text: str, agent_id: str | None, claim: str) -> int:
     return cid
 
 
-def _campaign(tmp_path, *steps):
+def _campaign(tmp_path, *steps, executor=None):
     """A campaign on slow_sum whose agent a0 holds a kernel that now raises, KEPT at 14x; a0 proposes `steps`."""
     store = open_campaign(tmp_path / "campaign.db", agents=())
     store.register_agent(A0, "reduction", "scripted")
@@ -44,7 +44,7 @@ def _campaign(tmp_path, *steps):
     (agent,) = scripted_agents(list(steps))
     slot = AgentSlot(id=A0, index=0, strategy=get_strategy("reduction"), agent=agent)
     task = load_task(SLOW_SUM)
-    executor = LocalExecutor(task, ["cpu"], GuardSettings(rounds=2, cpu_iterations=3, warmup=1))
+    executor = executor or LocalExecutor(task, ["cpu"], GuardSettings(rounds=2, cpu_iterations=3, warmup=1))
     campaign = Campaign(task, options(agents=1, strategies=("reduction",), budget=3), store, executor, [slot], None)
     return campaign, store, broken
 
@@ -113,3 +113,49 @@ def test_the_suspect_is_judged_again_as_the_incumbent_of_the_eager_baseline(tmp_
     (recheck,) = store.events("incumbent_rechecked")
     assert (recheck.payload["against"], recheck.payload["failed"], recheck.payload["status"]) == (
         eager, True, "INCUMBENT_FAILED")
+
+
+class _Answers:
+    """An executor answering evaluations in order from a list, recording who was judged beside whom: an
+    incumbent that fails once, then passes, cannot be made on demand (a side that failed keeps nothing in the
+    build cache, so no state tells its next side to behave), so the rule's order of evaluations is tested here."""
+
+    devices = ["cpu"]
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), []
+
+    async def evaluate(self, candidate, incumbent, *, slot, seed, trusted=False, cutoff=None):
+        self.asked.append((candidate.source, incumbent.source if incumbent else None))
+        return self.answers.pop(0)
+
+    def close(self):
+        pass
+
+
+def _incumbent_failed():
+    return keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED, "verdict": Verdict.REJECT,
+                                        "speedup": None, "reason": "the incumbent failed during timing: once"})
+
+
+def test_an_incumbent_that_fails_once_gets_its_challenger_judged_again_not_blamed(tmp_path):
+    """Sixth red-team pass: an incumbent that failed once on purpose, then passed its recheck, had a faster honest
+    challenger REJECTed with a trap in its name. The challenger is judged beside it once more instead."""
+    answers = _Answers(accept(1.0), _incumbent_failed(), accept(1.0), keep(2.0))  # eager; fast; recheck; fast again
+    campaign, store, broken = _campaign(tmp_path, proposal("fast"), executor=answers)
+    asyncio.run(campaign.run())
+    fast = next(c.id for c in store.candidates() if c.source == source("fast"))
+    record = store.evaluation(fast)
+    assert record.evaluation.verdict is Verdict.KEEP and record.against_incumbent_id == broken
+    assert [a[1] == RAISES for a in answers.asked[1:]] == [True, True, True]  # beside it, its recheck, beside it
+    assert not store.events("disqualified") and store.events("incumbent_rechecked")[0].payload["failed"] is False
+
+
+def test_a_candidate_beside_which_its_incumbent_fails_twice_is_blamed(tmp_path):
+    answers = _Answers(accept(1.0), _incumbent_failed(), accept(1.0), _incumbent_failed())
+    campaign, store, broken = _campaign(tmp_path, proposal("fast"), executor=answers)
+    asyncio.run(campaign.run())
+    fast = next(c.id for c in store.candidates() if c.source == source("fast"))
+    ev = store.evaluation(fast).evaluation
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.RUNTIME_ERROR) and "twice" in ev.reason
+    assert not store.events("disqualified") and broken not in campaign.disqualified

@@ -202,3 +202,25 @@ def test_an_unknown_export_kind_is_one_line_and_exit_2(capsys):
     assert run_app(["optimize", str(LINEAR_TASK), "--export", "onnx", "--device", "cpu"]) == 2
     err = capsys.readouterr().err
     assert "--export: unknown kind 'onnx'" in err and "Traceback" not in err
+
+
+def test_standalone_exits_1_when_the_kernel_is_wrong_outside_the_sandbox(tmp_path):
+    """Sixth red-team pass: a kernel correct only where the sandbox's cache folder exists won and was exported;
+    imported on the user's machine it was off by 20. Code can tell where it runs: standalone.py is the check
+    there, and it fails loudly."""
+    import subprocess
+    import sys
+
+    task = load_task(Path(__file__).resolve().parents[2] / "examples" / "kernelbench" / "slow_sum.py")
+    source = ("import os\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+              "        s = x.sum(1, keepdim=True)\n"
+              "        return s if os.path.isdir('/tmp/kernelarc-compiled') else s / 2\n")
+    _, standalone = export_best(task, candidate_from_source(source, task), tmp_path / "best")
+    done = subprocess.run([sys.executable, standalone.name], cwd=standalone.parent, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "MISMATCH: output(s) [0] out of tolerance" in done.stdout, done.stdout + done.stderr
+    honest = source.replace("s if os.path.isdir('/tmp/kernelarc-compiled') else s / 2", "s")
+    _, standalone = export_best(task, candidate_from_source(honest, task), tmp_path / "honest")
+    done = subprocess.run([sys.executable, standalone.name], cwd=standalone.parent, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "max abs error" in done.stdout, done.stdout + done.stderr

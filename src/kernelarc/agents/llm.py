@@ -173,8 +173,8 @@ def reply_excerpt(text: str) -> str:
     return repr(flat[:REPLY_EXCERPT_CHARS] + ("..." if len(flat) > REPLY_EXCERPT_CHARS else "")) if flat else "(empty)"
 
 
-def _clipped(text: str, cap: int) -> str:
-    return clip_text(text, cap) if text else text
+def _clipped(text: str, cap: int, one_line: bool = False) -> str:
+    return clip_text(text, cap, one_line=one_line) if text else text
 
 
 def _format_ratio(value: float | None) -> str | None:
@@ -215,7 +215,7 @@ def prompt_variables(ctx: AgentContext, device: str, reply_format: ReplyFormat) 
                        latency_ms=_format_ratio(ctx.incumbent_latency_ms),
                        profile=[scrub(line) for line in ctx.incumbent_profile.lines()] if ctx.incumbent_profile else []),
         verdicts=[dict(candidate_id=v.candidate_id, verdict=v.verdict.value, status=v.status.value, claim=v.claim,
-                       speedup=_format_ratio(v.speedup), reason=_clipped(scrub(v.reason), SHOWN_REASON_CHARS))
+                       speedup=_format_ratio(v.speedup), reason=_clipped(scrub(v.reason), SHOWN_REASON_CHARS, one_line=True))  # a list item
                   for v in ctx.last_verdicts],
         findings=bool(ctx.findings),
         findings_json=json.dumps([dict(kind=f.kind.value, strategy=scrub(f.strategy), verdict=f.verdict.value,

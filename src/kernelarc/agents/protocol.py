@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kernelarc.errors import UserError
 from kernelarc.guard.candidate import CPP_LANGUAGES, PYTHON_LANGUAGES, infer_language
+from kernelarc.guard.scrub import scrub
 from kernelarc.guard.types import Evaluation, KernelShare, Status, Verdict
 from kernelarc.memory.findings import Finding
 from kernelarc.memory.text import CLAIM_CAP, REFLECTION_CAP, check_cap, clip_text
@@ -74,9 +75,12 @@ class Proposal(Frozen):
     @field_validator("claim")
     @classmethod
     def _validate_claim(cls, v: str) -> str:
+        """Agent-written: shown on terminals, in reports and in other agents' prompts, so secrets and control
+        characters are written out (guard/scrub.py; sixth red-team pass: a claim's escape sequences cleared the
+        terminal of `optimize` at its `best:` line), on one line, within the cap."""
         if not v.strip():
             raise ValueError("a proposal needs a claim: what it changes and why")
-        return check_cap("claim", v, CLAIM_CAP)
+        return clip_text(scrub(check_cap("claim", v, CLAIM_CAP)), CLAIM_CAP, one_line=True)
 
 
 class VerdictNote(Frozen):

@@ -10,8 +10,11 @@ incumbent fail (holding the card's memory, say) to get an honest kernel dropped.
 again without that candidate, in the same role: as the incumbent of the eager baseline (the reference's own
 code; a side can tell an incumbent's requests from a candidate's, so code could fail only as an incumbent), or,
 where there is no eager baseline, as a candidate against the reference. A kernel that fails again is disqualified
-(off the board, never an incumbent or the winner again, its agents moved to their best other kernel), and one
-that passes leaves the failure with the candidate that was beside it.
+(off the board, never an incumbent or the winner again, its agents moved to their best other kernel). One that
+passes is judged beside the candidate once more (Campaign._evaluate), and the candidate is blamed only if the
+incumbent fails there again: the sixth pass's incumbent failed once, on purpose, and had a faster honest
+challenger REJECTed. A side that failed leaves nothing in the build cache (guard/judge.py), so a failure cannot
+mark the kernel's caches to change how its next side behaves.
 """
 
 from __future__ import annotations
@@ -62,9 +65,9 @@ async def culprit(campaign: Campaign, candidate_id: int, incumbent_id: int | Non
 
 
 def blamed_on_candidate(ev: Evaluation) -> Evaluation:
-    """The evaluation of a candidate beside which its incumbent failed, the incumbent having passed without it."""
+    """The evaluation of a candidate beside which its incumbent failed twice, passing without it in between."""
     return ev.model_copy(update={"verdict": Verdict.REJECT, "status": Status.RUNTIME_ERROR,
-                                 "reason": f"the incumbent failed beside this candidate and ran correctly judged again "
+                                 "reason": f"the incumbent failed beside this candidate twice and ran correctly judged "
                                            f"without it: {ev.reason}"})
 
 

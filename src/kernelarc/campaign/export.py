@@ -31,7 +31,7 @@ import jinja2
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
 from kernelarc.errors import UserError
 from kernelarc.guard.candidate import Candidate, CandidateKind, infer_language
-from kernelarc.task.model import Task, TaskFormat
+from kernelarc.task.model import KERNELBENCH_TOLERANCE_BY_DTYPE, Task, TaskFormat
 from kernelarc.task.runtime import INIT_SEED
 
 TORCH_OP = "torch-op"
@@ -57,7 +57,11 @@ _BASELINE_WORDS = {EAGER: "PyTorch eager, the reference itself", COMPILE: "torch
 _STANDALONE_MAIN = '''
 
 # --- kernelarc: standalone check (python standalone.py) ---
+# The kernel above was judged in kernelarc's sandbox; code can tell where it runs, so check it here too:
+# this exits 1 when an output is out of the task's tolerance against the reference on this machine.
 _KERNELARC_REFERENCE = {reference!r}
+_KERNELARC_TOLERANCE = {tolerance!r}
+"""Per output (atol, rtol) as the task declares them, else per output dtype (KernelBench's rule)."""
 
 if __name__ == "__main__":
     import time as _time
@@ -91,9 +95,29 @@ if __name__ == "__main__":
     _want = _want if isinstance(_want, (tuple, list)) else [_want]
     _got = _got if isinstance(_got, (tuple, list)) else [_got]
     _err = max(float((g.float() - w.float()).abs().max()) for g, w in zip(_got, _want))
+    def _tolerance(index, dtype):
+        declared = _KERNELARC_TOLERANCE["declared"]
+        if declared:
+            return declared[min(index, len(declared) - 1)]
+        return _KERNELARC_TOLERANCE["by_dtype"].get(str(dtype).replace("torch.", ""), (0.0, 0.0))
+
+    _bad = [_i for _i, (_g, _w) in enumerate(zip(_got, _want))
+            if _g.shape != _w.shape or not torch.allclose(_g.float(), _w.float(), atol=_tolerance(_i, _w.dtype)[0],
+                                                          rtol=_tolerance(_i, _w.dtype)[1])]
+    if _bad or len(_got) != len(_want):
+        print(f"MISMATCH: output(s) {{_bad or 'count'}} out of tolerance against the reference here (max abs error "
+              f"{{_err:.3e}}): do not use this kernel")
+        raise SystemExit(1)
     print(f"max abs error {{_err:.3e}}; reference {{_ms(lambda: _reference(*_inputs)):.4f}} ms, "
           f"kernel {{_ms(lambda: _kernel(*_inputs)):.4f}} ms on {{_device}} (host clock, rough: use kernelarc eval)")
 '''
+
+
+def _standalone_tolerance(task: Task) -> dict:
+    """What standalone.py checks against: the first workload's declared (atol, rtol) per output, else
+    KernelBench's per-dtype rule."""
+    declared = [(t.atol, t.rtol) for t in task.workloads[0].tolerance] if task.workloads else []
+    return {"declared": declared, "by_dtype": {d: (tol, tol) for d, tol in KERNELBENCH_TOLERANCE_BY_DTYPE.items()}}
 
 
 def export_best(task: Task, candidate: Candidate, out_dir: Path, *, author: str = "kernelarc") -> list[Path]:
@@ -110,7 +134,8 @@ def export_best(task: Task, candidate: Candidate, out_dir: Path, *, author: str 
         module.write_text(source)
         standalone = out_dir / "standalone.py"
         header = "" if "import torch" in source else "import torch\n"
-        standalone.write_text(header + source + _STANDALONE_MAIN.format(reference=task.reference_source))
+        standalone.write_text(header + source + _STANDALONE_MAIN.format(reference=task.reference_source,
+                                                                         tolerance=_standalone_tolerance(task)))
         return [module, standalone]
     kernel = out_dir / "kernel.py"
     kernel.write_text(candidate.source)

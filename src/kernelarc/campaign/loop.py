@@ -298,7 +298,8 @@ class Campaign:
         except UserError:  # a missing key, a replay that diverged: the user must act, the run stops
             raise
         except Exception as e:  # noqa: BLE001 - a backend's failure costs the step, never the campaign
-            self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": f"{type(e).__name__}: {e}"[:2000]})
+            error = scrub(f"{type(e).__name__}: {e}")[:2000]  # it may quote a model's reply, and is printed
+            self.store.log_event("agent_error", slot.id, {"step": ctx.step, "error": error})
             return slot, ctx, IdleStep(f"agent error: {type(e).__name__}")
         if proposal is None:
             self._retire(slot, "nothing more to try")
@@ -429,20 +430,26 @@ class Campaign:
 
     async def _evaluate(self, sub: Submission, cutoff: Cutoff | None = None) -> None:
         """The submission's evaluation under `cutoff` (the campaign's by default); None when it was cut (the
-        candidate stays pending). Where the incumbent failed beside it and fails again without it, the incumbent is
-        disqualified and the candidate judged against its agent's incumbent after that (campaign/disqualify.py)."""
+        candidate stays pending). Where the incumbent failed beside it: failing again without it, the incumbent
+        is disqualified and the candidate judged against its agent's incumbent after that; passing without it,
+        the candidate is judged beside it once more, and blamed only if it fails there again (an incumbent that
+        fails once on purpose must not get an honest challenger REJECTed, campaign/disqualify.py)."""
         cutoff = cutoff or self.cutoff
         try:
             with self.busy(f"candidate #{sub.candidate_id} ({sub.slot.id})"):
                 sub.evaluation = await self._judge(sub, cutoff)
+                retried = False
                 while sub.evaluation.status is Status.INCUMBENT_FAILED and sub.incumbent_id is not None:
-                    failed = await disqualify.culprit(self, sub.candidate_id, sub.incumbent_id, sub.evaluation,
-                                                      slot=sub.slot.index, cutoff=cutoff)
-                    if failed != sub.incumbent_id:
+                    if retried:
                         sub.evaluation = disqualify.blamed_on_candidate(sub.evaluation)
                         break
-                    disqualify.disqualify(self, sub.incumbent_id, sub.evaluation.reason, beside=sub.candidate_id)
-                    sub.incumbent_id = self.store.agent(sub.slot.id).state.incumbent_id
+                    failed = await disqualify.culprit(self, sub.candidate_id, sub.incumbent_id, sub.evaluation,
+                                                      slot=sub.slot.index, cutoff=cutoff)
+                    if failed == sub.incumbent_id:
+                        disqualify.disqualify(self, sub.incumbent_id, sub.evaluation.reason, beside=sub.candidate_id)
+                        sub.incumbent_id = self.store.agent(sub.slot.id).state.incumbent_id
+                    else:
+                        retried = True
                     sub.evaluation = await self._judge(sub, cutoff)
         except EvaluationCut as e:
             self.cut.append(sub.candidate_id)
@@ -467,7 +474,7 @@ class Campaign:
         except UserError:
             raise
         except Exception as e:  # noqa: BLE001 - the finding falls back to the guard's reason
-            self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": f"{type(e).__name__}: {e}"[:2000]})
+            self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": scrub(f"{type(e).__name__}: {e}")[:2000]})
 
     # -- 5. record -----------------------------------------------------------------------------
     def _record(self, sub: Submission) -> None:

@@ -360,6 +360,7 @@ class Judge:
         if ready is not None:  # outside the lock: where an evaluation's time went, not the GPU's
             session.request_seconds["sides ready"] = [1 + (spare is not None), ready.seconds]
         ref_ok = inc_ok = False
+        failed: SideProcess | None = None  # the side whose code failed: it keeps nothing in the build cache
         try:
             session.enter("reference", settings.reference_timeout_s)
             if fresh_ref:
@@ -387,6 +388,7 @@ class Judge:
         except Failure as f:
             session.finish()
             ref_ok = ref_ok and f.status != "INVALID_REFERENCE"
+            failed = {"INVALID_REFERENCE": ref, "INCUMBENT_FAILED": inc}.get(f.status, cand)
             return self._failed(session, f, device, started)
         except EvaluationCut:  # every side may be mid-request: none is asked anything again
             ref_ok = False
@@ -396,11 +398,12 @@ class Judge:
             raise
         finally:
             self.pool.give_back(spare)  # the candidate failed before it needed an incumbent
-            if self.build_cache is not None:
-                self.build_cache.keep(cand.extensions, candidate, restored)
+            if self.build_cache is not None:  # nothing of a side that failed: its next side must not find a mark
+                if failed is not cand:
+                    self.build_cache.keep(cand.extensions, candidate, restored)
                 for side, code in ((cand, candidate), (inc, incumbent)):
-                    if side is not None and code is not None and side.proc.poll() is None:  # a killed side's
-                        self.build_cache.keep_compiled(side.compiled, code)  # caches may be half written
+                    if side is not None and side is not failed and code is not None and side.proc.poll() is None:
+                        self.build_cache.keep_compiled(side.compiled, code)  # a killed side's caches may be half written
             cand.close()
             if inc is not None and inc_ok and inc.proc.poll() is None:
                 self._park(device, incumbent, inc, settings)

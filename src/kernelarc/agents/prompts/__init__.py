@@ -6,6 +6,7 @@ instead of leaving a hole in what the model reads. Budget: 60 lines.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any, TypedDict
@@ -29,8 +30,18 @@ class PromptTemplates(TypedDict):
     """Asks what a verdict teaches, for the shared findings."""
 
 
+def fenced(text: str, lang: str = "") -> str:
+    """`text` as a Markdown code block whose fence is longer than any run of backticks in it (CommonMark's
+    rule): code and notes quoted into a prompt cannot close their block early and go on as the prompt's own
+    words (sixth red-team pass: a kernel's docstring did, in another agent's prompt, with "operator" orders)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                           keep_trailing_newline=False, autoescape=False)
+_ENV.filters["fenced"] = fenced
 
 
 @lru_cache(maxsize=1)
@@ -48,4 +59,4 @@ def render(name: str, **variables: Any) -> str:
     return _ENV.from_string(templates()[name]).render(**variables).strip() + "\n"
 
 
-__all__ = ["PromptTemplates", "TEMPLATE_FILE", "render", "templates"]
+__all__ = ["PromptTemplates", "TEMPLATE_FILE", "fenced", "render", "templates"]
