@@ -16,6 +16,7 @@ from kernelarc.campaign.disqualify import culprit
 from kernelarc.campaign.executor import LocalExecutor
 from kernelarc.campaign.summary import final_measurements
 from kernelarc.guard import GuardSettings, Status, Verdict
+from kernelarc.memory import LongTermMemory
 from kernelarc.strategies import get_strategy
 from kernelarc.task.loader import load_task
 
@@ -63,6 +64,12 @@ def test_an_incumbent_that_fails_alone_is_disqualified_and_the_candidate_judged_
     assert "the incumbent failed" in event.payload["why"]
     assert broken in campaign.disqualified and broken not in [e.candidate_id for e in campaign.leaderboard()]
     assert store.agent(A0).state.incumbent_id != broken
+    # its "win" was contradicted: no agent is shown it, and no later campaign learns it
+    assert broken in [f.candidate_id for f in store.findings()]
+    assert broken not in [f.candidate_id for f in campaign._recall("reduction")]
+    longterm = LongTermMemory(tmp_path / "longterm.db")
+    longterm.absorb(store, leave_out=frozenset(campaign.disqualified))
+    assert broken not in [f.candidate_id for f in longterm.findings()] and longterm.findings()
 
 
 def test_a_leader_that_fails_its_final_head_to_head_is_disqualified_and_the_next_one_wins(tmp_path):

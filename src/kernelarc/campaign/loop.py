@@ -344,7 +344,7 @@ class Campaign:
         kt, limit = self.task.kernel_type, self.options.recall_limit
         found = (self.longterm.recall(kt, strategy, limit, campaign=self.store) if self.longterm is not None
                  else self.store.recall(kt, strategy, limit))
-        return found.all
+        return tuple(f for f in found.all if f.candidate_id not in self.disqualified)  # its verdict was contradicted
 
     # -- 2. register ---------------------------------------------------------------------------
     def _register(self, proposals: list[tuple[AgentSlot, AgentContext, Proposal | IdleStep]]) -> list[Submission]:
@@ -474,7 +474,8 @@ class Campaign:
         except UserError:
             raise
         except Exception as e:  # noqa: BLE001 - the finding falls back to the guard's reason
-            self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": scrub(f"{type(e).__name__}: {e}")[:2000]})
+            error = scrub(f"{type(e).__name__}: {e}")[:2000]
+            self.store.log_event("agent_error", sub.slot.id, {"phase": "reflect", "error": error})
 
     # -- 5. record -----------------------------------------------------------------------------
     def _record(self, sub: Submission) -> None:

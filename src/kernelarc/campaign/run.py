@@ -315,7 +315,7 @@ def _run(task: Task, options: CampaignOptions, store: Store, run_dir: Path, on_p
     meta = store.get_meta()
     store.put_meta(meta.model_copy(update={"status": CampaignStatus.FINISHED, "stop_reason": reason.value}))
     if longterm is not None:
-        longterm.absorb(store, RetentionPolicy.parse(options.memory))
+        longterm.absorb(store, RetentionPolicy.parse(options.memory), leave_out=frozenset(campaign.disqualified))
     summary = write_outputs(campaign, run_dir, reason, finals, wall_s=time.monotonic() - started,
                             llm_usage=budget.summary())
     return CampaignResult(run_dir, reason, summary)

@@ -402,8 +402,9 @@ class Judge:
                 if failed is not cand:
                     self.build_cache.keep(cand.extensions, candidate, restored)
                 for side, code in ((cand, candidate), (inc, incumbent)):
+                    # a killed side's caches may be half written
                     if side is not None and side is not failed and code is not None and side.proc.poll() is None:
-                        self.build_cache.keep_compiled(side.compiled, code)  # a killed side's caches may be half written
+                        self.build_cache.keep_compiled(side.compiled, code)
             cand.close()
             if inc is not None and inc_ok and inc.proc.poll() is None:
                 self._park(device, incumbent, inc, settings)

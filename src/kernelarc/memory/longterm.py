@@ -48,13 +48,15 @@ class LongTermMemory(Database):
         """
         super().__init__(longterm_path() if path is None else path, LONGTERM)
 
-    def absorb(self, store: Store, policy: RetentionPolicy = UNBOUNDED) -> int:
-        """Copy a campaign's findings in (skipping kernels already known), then apply `policy`.
+    def absorb(self, store: Store, policy: RetentionPolicy = UNBOUNDED, leave_out: frozenset[int] = frozenset()) -> int:
+        """Copy a campaign's findings in (skipping kernels already known, and those of the candidates in
+        `leave_out`: kernels the campaign disqualified, whose first verdict later runs contradicted), then
+        apply `policy`.
 
         Returns:
             How many findings were added (before any eviction).
         """
-        incoming = store.findings()
+        incoming = [f for f in store.findings() if f.candidate_id not in leave_out]
         with self._write() as conn:
             added = [f for f in incoming if finding_rows.insert(conn, f.model_copy(update={"id": None}))]
             finding_rows.enforce(conn, policy, {f.kernel_type for f in incoming})
