@@ -50,6 +50,27 @@ def _campaign(tmp_path, *steps, executor=None):
     return campaign, store, broken
 
 
+def _with_eager(campaign, store) -> int:
+    """An eager baseline for the campaign: any correct code stands for it."""
+    eager = _add(store, source("slow_stack"), None, "baseline: eager")
+    store.record_verdict(eager, accept(1.0), against_incumbent_id=None)
+    campaign.baselines = {"eager": eager}
+    return eager
+
+
+def _incumbent_failed():
+    return keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED, "verdict": Verdict.REJECT,
+                                        "speedup": None, "reason": "the incumbent failed during timing: once"})
+
+
+def _culprit(campaign, incumbent_id: int) -> int | None:
+    """Whose failure it was when candidate #99 saw `incumbent_id` fail beside it (judged for real)."""
+    try:
+        return asyncio.run(culprit(campaign, 99, incumbent_id, _incumbent_failed(), slot=0, cutoff=None))
+    finally:
+        campaign.executor.close()
+
+
 def test_an_incumbent_that_fails_alone_is_disqualified_and_the_candidate_judged_against_the_reference(tmp_path):
     campaign, store, broken = _campaign(tmp_path, proposal("fast"))
     try:
@@ -74,9 +95,7 @@ def test_an_incumbent_that_fails_alone_is_disqualified_and_the_candidate_judged_
 
 def test_a_leader_that_fails_its_final_head_to_head_is_disqualified_and_the_next_one_wins(tmp_path):
     campaign, store, broken = _campaign(tmp_path)
-    eager = _add(store, source("slow_stack"), None, "baseline: eager")  # any correct code stands for the baseline
-    store.record_verdict(eager, accept(1.0), against_incumbent_id=None)
-    campaign.baselines = {"eager": eager}
+    eager = _with_eager(campaign, store)
     try:
         assert campaign.leader().candidate_id == broken
         finals = asyncio.run(final_measurements(campaign))
@@ -91,12 +110,7 @@ def test_an_incumbent_that_runs_alone_leaves_the_failure_with_the_candidate_besi
     correctly when judged again alone is never disqualified for it."""
     campaign, store, _ = _campaign(tmp_path)
     honest = _add(store, source("fast"), A0, "honest")
-    beside = keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED,
-                                          "reason": "the incumbent failed during timing: out of memory"})
-    try:
-        failed = asyncio.run(culprit(campaign, 99, honest, beside, slot=0, cutoff=None))
-    finally:
-        campaign.executor.close()
+    failed = _culprit(campaign, honest)
     assert failed == 99 and honest not in campaign.disqualified
     (recheck,) = store.events("incumbent_rechecked")
     assert {k: recheck.payload[k] for k in ("incumbent_id", "beside", "against", "failed", "status")} == {
@@ -107,16 +121,8 @@ def test_the_suspect_is_judged_again_as_the_incumbent_of_the_eager_baseline(tmp_
     """A side can tell an incumbent's requests from a candidate's: code failing only as an incumbent would pass
     a check as a candidate. With an eager baseline, the suspect keeps its role."""
     campaign, store, broken = _campaign(tmp_path)
-    eager = _add(store, source("slow_stack"), None, "baseline: eager")
-    store.record_verdict(eager, accept(1.0), against_incumbent_id=None)
-    campaign.baselines = {"eager": eager}
-    beside = keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED,
-                                          "reason": "the incumbent failed during compile: RuntimeError"})
-    try:
-        failed = asyncio.run(culprit(campaign, 99, broken, beside, slot=0, cutoff=None))
-    finally:
-        campaign.executor.close()
-    assert failed == broken
+    eager = _with_eager(campaign, store)
+    assert _culprit(campaign, broken) == broken
     (recheck,) = store.events("incumbent_rechecked")
     assert (recheck.payload["against"], recheck.payload["failed"], recheck.payload["status"]) == (
         eager, True, "INCUMBENT_FAILED")
@@ -138,11 +144,6 @@ class _Answers:
 
     def close(self):
         pass
-
-
-def _incumbent_failed():
-    return keep(1.0).model_copy(update={"correct": False, "status": Status.INCUMBENT_FAILED, "verdict": Verdict.REJECT,
-                                        "speedup": None, "reason": "the incumbent failed during timing: once"})
 
 
 def test_an_incumbent_that_fails_once_gets_its_challenger_judged_again_not_blamed(tmp_path):
