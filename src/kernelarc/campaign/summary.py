@@ -205,17 +205,28 @@ def _workload_sol_score(winner: Evaluation, vs_compile: Evaluation | None) -> fl
 def timing_consistency(store, finals: Finals, baselines: dict[str, int], min_ms: float = 0.02) -> dict:
     """How far apart the times of one candidate came out across the campaign's evaluations (as the
     candidate, as another's incumbent, in the final head-to-heads): the spread (max - min) / median
-    per candidate timed at least twice, median and p90 over candidates; kernels under `min_ms` apart
+    per candidate timed at least twice, median and p90 over candidates, for the latency that decided and
+    for each clock apart (`by_clock`: device time is the kernels' own; wall time adds the host's work per
+    call, which on a shared host follows the host between evaluations); times under `min_ms` left out
     (issue 15 asks for agreement from 20 µs up)."""
-    times: dict[int, list[float]] = {}
     records = [(r.candidate_id, r.against_incumbent_id, r.evaluation) for r in store.evaluations()]
     if finals.winner is not None:
         records += [(finals.winner.candidate_id, baselines[name], ev) for name, ev in finals.against.items()]
+    records = [(c, i, ev) for c, i, ev in records if ev.correct]
+    clocks = {"device": ("device_ms", "incumbent_device_ms"), "wall": ("wall_ms", "incumbent_wall_ms")}
+    return {**_spreads(records, ("latency_ms", "incumbent_ms"), min_ms),
+            "by_clock": {clock: _spreads(records, fields, min_ms) for clock, fields in clocks.items()}}
+
+
+def _spreads(records, fields: tuple[str, str], min_ms: float) -> dict:
+    """`timing_consistency` on one pair of Evaluation fields (the candidate's time, the incumbent's)."""
+    times: dict[int, list[float]] = {}
+    own, incumbent = fields
     for candidate_id, incumbent_id, ev in records:
-        if ev.correct:
-            times.setdefault(candidate_id, []).append(ev.latency_ms)
-            if incumbent_id is not None:
-                times.setdefault(incumbent_id, []).append(ev.incumbent_ms)
+        pairs = ((candidate_id, getattr(ev, own)), (incumbent_id, getattr(ev, incumbent)))
+        for timed_id, ms in pairs:
+            if timed_id is not None and ms is not None:
+                times.setdefault(timed_id, []).append(ms)
     spreads = sorted((max(t) - min(t)) / median(t) for t in times.values() if len(t) >= 2 and median(t) >= min_ms)
     if not spreads:
         return {"candidates": 0, "median_spread": None, "p90_spread": None, "min_ms": min_ms}
