@@ -3,6 +3,7 @@ compiles once across two evaluations."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -16,11 +17,13 @@ from kernelarc.guard import candidate_from_source
 from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.judge import Judge
 from kernelarc.guard.settings import GuardSettings
+from kernelarc.guard.sides import gpu_capability
 from kernelarc.task.loader import load_task
 
 from tests.agents.builtin.builtin_tasks import task_file
 
-TASK = load_task(Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "relu_tiny.py")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TASK = load_task(FIXTURES / "tasks" / "relu_tiny.py")
 
 
 def _candidate(*names: str):
@@ -207,6 +210,44 @@ def test_a_prebuild_for_a_gpu_builds_what_the_gpu_side_will_load(tmp_path):
     cache = BuildCache(tmp_path / "cache")
     assert Judge(TASK, build_cache=cache).prebuild(cpp, GuardSettings(rounds=1), build_for="9.0")
     assert [b.name for b in (tmp_path / "cache" / "kept" / cpp.hash).iterdir()] == ["prebuilt_for_gpu"]
+
+
+@pytest.mark.slow
+def test_a_prebuild_compiles_a_triton_candidate_for_the_gpu_that_will_run_it(tmp_path):
+    """A Triton candidate's first call (JIT compilation, ptxas) off the device lock: in a GPU-less side its
+    forward on CPU inputs compiles each launch for sm_90 and launches nothing (guard/triton_ahead.py); the
+    cubin is kept for its GPU sides. The outputs' shapes come from the reference side: none before the
+    judge's first evaluation."""
+    honest = candidate_from_source((FIXTURES / "candidates" / "honest_triton.py").read_text(), TASK)
+    settings = GuardSettings(rounds=1, cpu_iterations=3, warmup=1)
+    kept = tmp_path / "cache" / "kept" / honest.hash / "compiled" / "triton"
+    with Judge(TASK, build_cache=BuildCache(tmp_path / "cache")) as judge:
+        assert not judge.prebuild(honest, settings, build_for="9.0")
+        assert judge.evaluate(_candidate(), device="cpu", settings=settings).correct
+        assert judge.prebuild(honest, settings, build_for="9.0")
+        assert not judge.prebuild(_candidate(), settings, build_for="9.0")  # plain torch: nothing to compile ahead
+    compiled = [json.loads(f.read_text()) for f in kept.glob("*/_relu_kernel.json")]
+    assert compiled and {c["target"]["arch"] for c in compiled} == {90}
+    assert [f.stat().st_size > 0 for f in kept.glob("*/_relu_kernel.cubin")] == [True] * len(compiled)
+
+
+@pytest.mark.gpu
+def test_a_triton_candidate_compiled_ahead_compiles_nothing_under_the_lock(tmp_path):
+    """On the card: the kernels compiled in the GPU-less side are the ones its GPU side launches (the same
+    Triton cache keys), so the evaluation adds nothing to what was kept (the kept copy grows only when a side
+    compiled more, BuildCache.keep_compiled) but Triton's launcher modules, which need the GPU's driver to
+    build. Its first call's seconds are printed for docs/benchmarks.md."""
+    honest = candidate_from_source((FIXTURES / "candidates" / "honest_triton.py").read_text(), TASK)
+    settings = GuardSettings(rounds=1)
+    kept = tmp_path / "cache" / "kept" / honest.hash / "compiled" / "triton"
+    with Judge(TASK, build_cache=BuildCache(tmp_path / "cache")) as judge:
+        assert judge.evaluate(_candidate(), device="cuda", settings=settings).correct
+        assert judge.prebuild(honest, settings, build_for=gpu_capability("cuda"))
+        ahead = sorted(p.relative_to(kept) for p in kept.rglob("*.cubin"))
+        ev = judge.evaluate(honest, device="cuda", settings=settings)
+    assert ev.correct, ev.reason
+    assert ahead and sorted(p.relative_to(kept) for p in kept.rglob("*.cubin")) == ahead
+    print(f"first call {ev.stage_seconds['first_call']:.3f} s, compile {ev.stage_seconds['compile']:.3f} s")
 
 
 def _compiled(folder: Path, *files: str) -> None:

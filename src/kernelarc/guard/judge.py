@@ -170,6 +170,8 @@ class Judge:
         self._incumbents: OrderedDict[tuple[str, str], SideProcess] = OrderedDict()
         """Parked incumbent sides by (device, code), least recently used first."""
         self._lock = threading.Lock()
+        self._output_specs: dict[str, list[dict]] = {}
+        """Each workload's output shapes and dtypes as the reference side reported them (Judge.prebuild)."""
         self.lock_waited_s = 0.0
         """Seconds spent waiting for device locks (other processes' evaluations)."""
 
@@ -276,29 +278,38 @@ class Judge:
 
     def prebuild(self, candidate: Candidate, settings: GuardSettings | None = None,
                  cutoff: Cutoff | None = None, build_for: str | None = None) -> bool:
-        """Build a C++ or CUDA candidate's extensions in a GPU-less side, outside any device lock, and
-        keep them in the build cache: its evaluation then loads them instead of building on the GPU's time,
-        and several candidates build at once while one is timed (issue 15). `build_for`: the compute
-        capability of the GPU that will evaluate it (sides.gpu_capability), which the side then pretends
-        to have (side.pretend_gpu), so that the build is the one that evaluation loads. True when it ran.
+        """Build a C++ or CUDA candidate's extensions, and compile a Triton candidate's kernels, in a GPU-less
+        side outside any device lock, and keep them in the build cache: its evaluation then loads them instead
+        of compiling on the GPU's time, and several candidates compile at once while one is timed (issue 15).
+        `build_for`: the compute capability of the GPU that will evaluate it (sides.gpu_capability), which the
+        side then pretends to have (side.pretend_gpu) and compiles Triton for (guard/triton_ahead.py), so that
+        the build is the one that evaluation loads. True when it ran.
 
+        Triton kernels are compiled by calling the candidate once per workload on CPU inputs, whose outputs
+        need the shapes the reference side reported: not before this judge's first evaluation.
         Failures are left for the evaluation to report: this only saves time.
         """
-        if self.build_cache is None or not needs_build(candidate) or check_candidate(candidate) is not None:
+        ahead = build_for is not None and candidate.language == "triton" and bool(self._output_specs)
+        if self.build_cache is None or not (needs_build(candidate) or ahead) or check_candidate(candidate) is not None:
             return False
         settings = settings or GuardSettings()
-        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed, background=True)
+        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed, background=True, ahead=True)
         try:
             restored = self.build_cache.restore(side.extensions, candidate)
             deadline = time.monotonic() + settings.compile_timeout_s
             task = {"task": self.task.model_dump(mode="json"), "definition": self.task.definition}
             side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline, cutoff=cutoff)
             side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate",
-                          "build_for": build_for}, deadline=deadline, cutoff=cutoff)
+                          "build_for": build_for, "triton_ahead": ahead}, deadline=deadline, cutoff=cutoff)
+            for uuid, specs in self._output_specs.items() if ahead else ():
+                side.request({"op": "warm", "workload": uuid, "seed": secrets.randbits(62), "specs": specs},
+                             deadline=deadline, cutoff=cutoff)
         except SideFailure:
             pass
         finally:
             self.build_cache.keep(side.extensions, candidate, restored)
+            if ahead:
+                self.build_cache.keep_compiled(side.compiled, candidate)
             side.close()
         return True
 
@@ -366,6 +377,7 @@ class Judge:
             if fresh_ref:
                 session.setup(session.ref, None, "reference")
             session.describe_outputs()
+            self._output_specs = {w.uuid: session.specs(w.uuid) for w in self.task.workloads}
             ref_ok = True
             session.enter("compile", settings.compile_timeout_s)
             session.compile_s = session.setup(session.cand, candidate.model_dump(mode="json"), "candidate")

@@ -27,6 +27,7 @@ import traceback
 from pathlib import Path
 
 from kernelarc.guard import sandbox, wire
+from kernelarc.guard.triton_ahead import compile_ahead
 
 FORWARD_SEED_SALT = 0x9E3779B97F4A7C15
 
@@ -214,6 +215,8 @@ class Side:
         t0 = time.perf_counter()
         if h.get("build_for") and not self.on_cuda:
             pretend_gpu(self.torch, h["build_for"])
+            if h.get("triton_ahead"):  # launches compile for that GPU (the side does not interpret: sides.side_env)
+                compile_ahead(h["build_for"])
         if h.get("candidate") is None:
             self.callee = self.guarded("INVALID_REFERENCE", reference_callee, self.runtime, self.device)
         else:

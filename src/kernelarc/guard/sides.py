@@ -85,9 +85,10 @@ class Reply:
     """Wall seconds on the judge's clock, from sending the request to the reply's last byte."""
 
 
-def side_env(scratch: Path, device: str, compiled: Path) -> dict[str, str]:
+def side_env(scratch: Path, device: str, compiled: Path, ahead: bool = False) -> dict[str, str]:
     """The allow-listed environment of a side, with private caches inside `scratch`, Triton's and
-    Inductor's in `compiled` (the path the side sees)."""
+    Inductor's in `compiled` (the path the side sees). A CPU side runs Triton in its interpreter, except one
+    compiling ahead for a GPU (`ahead`, guard/triton_ahead.py): Triton reads the setting as it is imported."""
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWLIST}
     src_root = str(Path(__file__).resolve().parents[2])  # so `-m kernelarc.guard.side` resolves uninstalled
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
@@ -99,7 +100,7 @@ def side_env(scratch: Path, device: str, compiled: Path) -> dict[str, str]:
         # The same build flags in every side, a GPU-less one included: a build made ahead (Judge.prebuild)
         # is then up to date where the GPU side loads it.
         env["TORCH_CUDA_ARCH_LIST"] = archs
-    if device == "cpu":
+    if device == "cpu" and not ahead:
         env["TRITON_INTERPRET"] = "1"
     else:
         # After a profiler session CUPTI otherwise stays attached and every later launch of the
@@ -134,9 +135,11 @@ def gpu_capability(device: str) -> str | None:
 class SideProcess:
     """One started side process and the judge's end of its pipes."""
 
-    def __init__(self, device: str, policy: sandbox.SandboxPolicy, sandboxed: bool, background: bool = False):
+    def __init__(self, device: str, policy: sandbox.SandboxPolicy, sandboxed: bool, background: bool = False,
+                 ahead: bool = False):
         """`background`: work beside timed calls that is not timed itself (a build ahead), at the lowest
-        CPU priority (sandbox.lowered_priority)."""
+        CPU priority (sandbox.lowered_priority). `ahead`: a GPU-less side building ahead for a GPU, whose
+        Triton compiles for it instead of interpreting (side_env)."""
         self.device = device
         self.sandboxed = sandboxed
         self.policy = policy
@@ -170,7 +173,7 @@ class SideProcess:
         self.mailbox = wire.sealed_mailbox()
         """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
         argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
-        env = side_env(self.scratch, device, sandbox.COMPILED_INSIDE if sandboxed else self.compiled)
+        env = side_env(self.scratch, device, sandbox.COMPILED_INSIDE if sandboxed else self.compiled, ahead)
         if sandboxed:
             argv = sandbox.sandbox_command(argv, policy=policy, scratch=self.scratch, device=device,
                                            extensions=self.extensions, compiled=self.compiled, env=env)
