@@ -235,8 +235,8 @@ def test_a_prebuild_compiles_a_triton_candidate_for_the_gpu_that_will_run_it(tmp
 def test_a_triton_candidate_compiled_ahead_compiles_nothing_under_the_lock(tmp_path):
     """On the card: the kernels compiled in the GPU-less side are the ones its GPU side launches (the same
     Triton cache keys), so the evaluation adds nothing to what was kept (the kept copy grows only when a side
-    compiled more, BuildCache.keep_compiled) but Triton's launcher modules, which need the GPU's driver to
-    build. Its first call's seconds are printed for docs/benchmarks.md."""
+    compiled more, BuildCache.keep_compiled) but Triton's host modules, built ahead only where the GPU-less
+    side finds the driver's library. Its first call's seconds are printed for docs/benchmarks.md."""
     honest = candidate_from_source((FIXTURES / "candidates" / "honest_triton.py").read_text(), TASK)
     settings = GuardSettings(rounds=1)
     kept = tmp_path / "cache" / "kept" / honest.hash / "compiled" / "triton"

@@ -10,6 +10,11 @@ candidate's forward runs on CPU inputs of every workload with each Triton launch
 (`JITFunction.run` with `warmup=True`, Triton's own compile-without-launch), and an autotuner compiles every
 configuration it would time instead of timing them (the timing stays under the lock, in the GPU side).
 
+Triton also builds C modules with the host's compiler for each GPU process (`cuda_utils`) and each kernel
+signature (its launcher), into the same cache; they link against the GPU's driver library, which a GPU-less
+side may still find on the host (nothing here needs a GPU to run). Where it does, they are built here too;
+where not, the GPU side builds them as before.
+
 What lands in the side's Triton cache is kept under the candidate's hash and copied into its GPU sides only
 (guard/build_cache.py). A launch specialized otherwise there (a pointer aligned differently, a kernel the CPU
 path never reached, code that asks the CPU side for CUDA) compiles there, as before: this saves time and
@@ -57,10 +62,19 @@ def compile_ahead(capability: str) -> None:
         def get_benchmarker(self):
             raise RuntimeError("nothing is timed in a side that compiles ahead")
 
+    try:
+        from triton.backends.nvidia.driver import CudaLauncher, CudaUtils
+    except ImportError:  # another Triton's layout: the GPU side builds its host modules itself
+        CudaLauncher = CudaUtils = None
     launch = JITFunction.run
+    launchers: set[str] = set()
 
     def compile_only(self, *args, grid, warmup, **kwargs):
-        return launch(self, *args, grid=grid, warmup=True, **kwargs)
+        kernel = launch(self, *args, grid=grid, warmup=True, **kwargs)
+        if kernel is not None and CudaLauncher is not None and kernel.hash not in launchers:
+            launchers.add(kernel.hash)
+            _build_host_module(lambda: CudaLauncher(kernel.src, kernel.metadata))
+        return kernel
 
     def compile_every_config(self, *args, **kwargs):
         self.nargs = dict(zip(self.arg_names, args))
@@ -73,6 +87,16 @@ def compile_ahead(capability: str) -> None:
     driver.set_active(AheadDriver())
     JITFunction.run = compile_only
     Autotuner.run = compile_every_config
+    if CudaUtils is not None:
+        _build_host_module(CudaUtils)
+
+
+def _build_host_module(build) -> None:
+    """Build one of Triton's host modules into its cache, if this side can (see the module's docstring)."""
+    try:
+        build()
+    except Exception:  # noqa: BLE001 - no driver library here, or another Triton: the GPU side builds it
+        pass
 
 
 __all__ = ["compile_ahead"]
