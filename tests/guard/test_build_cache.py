@@ -226,6 +226,9 @@ def test_a_prebuild_compiles_a_triton_candidate_for_the_gpu_that_will_run_it(tmp
         assert judge.evaluate(_candidate(), device="cpu", settings=settings).correct
         assert judge.prebuild(honest, settings, build_for="9.0")
         assert not judge.prebuild(_candidate(), settings, build_for="9.0")  # plain torch: nothing to compile ahead
+        spare = judge._ahead_spare  # the next prebuild's side, started while this one worked
+        assert spare is not None and spare.proc.poll() is None
+    assert spare.proc.wait(timeout=10) is not None  # ended with the judge
     compiled = [json.loads(f.read_text()) for f in kept.glob("*/_relu_kernel.json")]
     assert compiled and {c["target"]["arch"] for c in compiled} == {90}
     assert [f.stat().st_size > 0 for f in kept.glob("*/_relu_kernel.cubin")] == [True] * len(compiled)

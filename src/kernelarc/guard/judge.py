@@ -172,6 +172,9 @@ class Judge:
         self._lock = threading.Lock()
         self._output_specs: dict[str, list[dict]] = {}
         """Each workload's output shapes and dtypes as the reference side reported them (Judge.prebuild)."""
+        self._ahead_spare: SideProcess | None = None
+        """A GPU-less side started for the next `prebuild` while one ran (`_ahead_side`)."""
+        self._closed = False
         self.lock_waited_s = 0.0
         """Seconds spent waiting for device locks (other processes' evaluations)."""
 
@@ -179,9 +182,10 @@ class Judge:
         with self._lock:
             refs, self._references = list(self._references.values()), {}
             parked, self._incumbents = list(self._incumbents.values()), OrderedDict()
+            spare, self._ahead_spare, self._closed = self._ahead_spare, None, True
         for side in parked:
             side.thaw()
-        for side in refs + parked:
+        for side in refs + parked + ([spare] if spare is not None else []):
             side.close(grace_s=0.2)
         self.pool.close()
 
@@ -293,7 +297,7 @@ class Judge:
         if self.build_cache is None or not (needs_build(candidate) or ahead) or check_candidate(candidate) is not None:
             return False
         settings = settings or GuardSettings()
-        side = SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed, background=True, ahead=True)
+        side = self._ahead_side()
         try:
             restored = self.build_cache.restore(side.extensions, candidate)
             deadline = time.monotonic() + settings.compile_timeout_s
@@ -312,6 +316,28 @@ class Judge:
                 self.build_cache.keep_compiled(side.compiled, candidate)
             side.close()
         return True
+
+    def _ahead_side(self) -> SideProcess:
+        """A GPU-less side to build ahead in: the one started while the last prebuild ran, if it lives, and
+        another started for the next (its torch import, seconds, is then off the candidate's way to the GPU,
+        which with one agent would otherwise wait idle through it). Only where sides are kept warm."""
+        def start() -> SideProcess:
+            return SideProcess("cpu", self.isolation.policy, self.isolation.sandboxed, background=True, ahead=True)
+
+        with self._lock:
+            side, self._ahead_spare = self._ahead_spare, None
+        if side is not None and side.proc.poll() is not None:
+            side.close()
+            side = None
+        side = side or start()
+        if self.pool.warm:
+            spare = start()
+            with self._lock:
+                if not self._closed:
+                    spare, self._ahead_spare = self._ahead_spare, spare
+            if spare is not None:  # another prebuild left one meanwhile, or the judge closed
+                spare.close(grace_s=0.2)
+        return side
 
     def _reference(self, device: str) -> tuple[SideProcess, bool]:
         """The device's warm reference side, or a fresh one; True when it still needs its set-up."""
