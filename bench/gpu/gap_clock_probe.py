@@ -6,7 +6,10 @@ official loop runs its calls back to back; the side does host work between profi
 one callable with the guard's own clock (`timing.device_samples`) in a plain process, with host gaps of 0, 0.2,
 1 and 5 ms before each call (`before`, outside the measured windows), interleaved over rounds, and reads the
 SM clock (NVML, `torch.cuda.clock_rate`) after each block. A span that grows with the gap, with the clock
-falling, says the card slows between calls; a flat span says the gap is elsewhere.
+falling, says the card slows between calls; a flat span says the gap is elsewhere. Each round also times a
+block as the side does (`fresh_inputs`: every call on its own inputs, all drawn before the block), where the
+official evaluator clones one input set just before each call: a span above the same-inputs one says the
+inputs' memory went cold between their drawing and their call (address translations, not L2, which both flush).
 
     python3 bench/gpu/gap_clock_probe.py [--official] OUT.json PROBLEM_DIR...
 
@@ -55,6 +58,14 @@ def spans(fn, inputs, flush, gap_ms: float) -> dict:
             "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
 
+def fresh_spans(fn, input_sets, flush) -> dict:
+    """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap)."""
+    block = timing.device_samples([lambda inputs=inputs: TaskRuntime.as_output_list(fn(*inputs))
+                                   for inputs in input_sets], flush, None)
+    return {"span_ms": statistics.median(block.spans_ms), "kernels": statistics.median(block.kernels),
+            "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
+
+
 def official_spans(fn, inputs, flush, gap_ms: float) -> dict:
     """The same block timed by SOL-ExecBench's own function (it flushes L2 itself; no gap is possible)."""
     from sol_execbench.core.bench.timing import bench_gpu_time_with_cupti, clone_args
@@ -77,12 +88,19 @@ def probe(problem: str, flush, timer=spans, gaps=GAPS_MS) -> list[dict]:
         torch.cuda.synchronize()
         for w in task.workloads:
             readings = {gap: [] for gap in gaps}
-            for _ in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
+            fresh = []  # the side's way (ours only): fresh inputs per call, drawn ahead
+            for r in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
                 for gap in gaps:
                     readings[gap].append(timer(fn, inputs[w.uuid], flush, gap))
+                if timer is spans:
+                    sets = [runtime.make_inputs(w, seed=100 + r * CALLS + i) for i in range(CALLS)]
+                    fresh.append(fresh_spans(fn, sets, flush))
+                    del sets
             row = {"problem": task.name, "variant": label, "workload": w.uuid, "timer": timer.__name__,
                    "by_gap_ms": {str(gap): {"span_ms": statistics.median(b["span_ms"] for b in r), "blocks": r}
                                  for gap, r in readings.items()}}
+            if fresh:
+                row["fresh_inputs"] = {"span_ms": statistics.median(b["span_ms"] for b in fresh), "blocks": fresh}
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows
