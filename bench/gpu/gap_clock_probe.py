@@ -9,7 +9,8 @@ SM clock (NVML, `torch.cuda.clock_rate`) after each block. A span that grows wit
 falling, says the card slows between calls; a flat span says the gap is elsewhere. Each round also times a
 block as the side does (`fresh_inputs`: every call on its own inputs, all drawn before the block), where the
 official evaluator clones one input set just before each call: a span above the same-inputs one says the
-inputs' memory went cold between their drawing and their call (address translations, not L2, which both flush).
+inputs' memory went cold between their drawing and their call (address translations, not L2, which both flush);
+`fresh_inputs_touched` reads each call's inputs just before its window (timing.touch_inputs), as the clone does.
 
     python3 bench/gpu/gap_clock_probe.py [--official] OUT.json PROBLEM_DIR...
 
@@ -58,10 +59,12 @@ def spans(fn, inputs, flush, gap_ms: float) -> dict:
             "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
 
-def fresh_spans(fn, input_sets, flush) -> dict:
-    """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap)."""
+def fresh_spans(fn, input_sets, flush, touch: bool = False) -> dict:
+    """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap);
+    `touch`: each call's inputs read just before its window (timing.touch_inputs)."""
+    before = (lambda i: timing.touch_inputs(input_sets[i])) if touch else (lambda i: None)
     block = timing.device_samples([lambda inputs=inputs: TaskRuntime.as_output_list(fn(*inputs))
-                                   for inputs in input_sets], flush, None)
+                                   for inputs in input_sets], flush, None, before)
     return {"span_ms": statistics.median(block.spans_ms), "kernels": statistics.median(block.kernels),
             "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
@@ -88,19 +91,21 @@ def probe(problem: str, flush, timer=spans, gaps=GAPS_MS) -> list[dict]:
         torch.cuda.synchronize()
         for w in task.workloads:
             readings = {gap: [] for gap in gaps}
-            fresh = []  # the side's way (ours only): fresh inputs per call, drawn ahead
+            fresh, touched = [], []  # the side's way (ours only): fresh inputs per call, drawn ahead
             for r in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
                 for gap in gaps:
                     readings[gap].append(timer(fn, inputs[w.uuid], flush, gap))
                 if timer is spans:
                     sets = [runtime.make_inputs(w, seed=100 + r * CALLS + i) for i in range(CALLS)]
                     fresh.append(fresh_spans(fn, sets, flush))
+                    touched.append(fresh_spans(fn, sets, flush, touch=True))
                     del sets
             row = {"problem": task.name, "variant": label, "workload": w.uuid, "timer": timer.__name__,
                    "by_gap_ms": {str(gap): {"span_ms": statistics.median(b["span_ms"] for b in r), "blocks": r}
                                  for gap, r in readings.items()}}
-            if fresh:
-                row["fresh_inputs"] = {"span_ms": statistics.median(b["span_ms"] for b in fresh), "blocks": fresh}
+            for name, blocks in (("fresh_inputs", fresh), ("fresh_inputs_touched", touched)):
+                if blocks:
+                    row[name] = {"span_ms": statistics.median(b["span_ms"] for b in blocks), "blocks": blocks}
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows
