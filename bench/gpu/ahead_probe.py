@@ -73,6 +73,7 @@ def main() -> int:
                    "added_so": [f.rsplit("/", 1)[-1] for f in added if f.endswith(".so")]}
             print(json.dumps(row), flush=True)
             rows.append(row)
+            out.write_text(json.dumps({"task": task.name, "eager": eager.verdict.value, "rows": rows}, indent=1))
     summary = {}
     for ahead in (False, True):
         group = [r for r in rows if r["ahead"] is ahead and r["verdict"] != "REJECT"]
