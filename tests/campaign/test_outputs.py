@@ -58,6 +58,7 @@ def test_summary_states_task_device_baselines_best_counts_and_versions(mixed):
     assert 0 < guard["median_beyond_compile_s"] < guard["median_wall_s"]
     assert beyond[0] <= guard["median_beyond_compile_s"] <= beyond[-1]
     assert guard["native_builds"] == {"candidates": 0, "loaded_built": 0}  # Python candidates build nothing
+    assert guard["triton_compiled"] == {"candidates": 0, "found_compiled": 0}  # nor compile Triton
     # where the judging time went, summed over the agents' evaluations, costliest kind first
     spent = list(guard["request_seconds"].values())
     assert spent and [s for _, s in spent] == sorted((s for _, s in spent), reverse=True)

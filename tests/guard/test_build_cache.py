@@ -228,6 +228,9 @@ def test_a_prebuild_compiles_a_triton_candidate_for_the_gpu_that_will_run_it(tmp
         assert not judge.prebuild(_candidate(), settings, build_for="9.0")  # plain torch: nothing to compile ahead
         spare = judge._ahead_spare  # the next prebuild's side, started while this one worked
         assert spare is not None and spare.proc.poll() is None
+        ev = judge.evaluate(honest, device="cpu", settings=settings)  # its side got what was compiled ahead
+    assert ev.correct, ev.reason
+    assert ev.compiled_restored == sum(1 for f in kept.parent.rglob("*") if f.is_file()) > 0
     assert spare.proc.wait(timeout=10) is not None  # ended with the judge
     compiled = [json.loads(f.read_text()) for f in kept.glob("*/_relu_kernel.json")]
     assert compiled and {c["target"]["arch"] for c in compiled} == {90}
@@ -249,6 +252,7 @@ def test_a_triton_candidate_compiled_ahead_compiles_nothing_under_the_lock(tmp_p
         ahead = sorted(p.relative_to(kept) for p in kept.rglob("*.cubin"))
         ev = judge.evaluate(honest, device="cuda", settings=settings)
     assert ev.correct, ev.reason
+    assert ev.compiled_restored > 0
     assert ahead and sorted(p.relative_to(kept) for p in kept.rglob("*.cubin")) == ahead
     print(f"first call {ev.stage_seconds['first_call']:.3f} s, compile {ev.stage_seconds['compile']:.3f} s")
 

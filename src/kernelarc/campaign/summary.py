@@ -400,6 +400,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
                   "request_seconds": request_totals(evaluations),
                   "native_builds": native_builds(campaign, agent_records),
+                  "triton_compiled": triton_compiled(campaign, agent_records),
                   "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
@@ -417,6 +418,14 @@ def native_builds(campaign: Campaign, records: list[EvaluationRecord]) -> dict[s
     on the H200 the builds made ahead had gone unused, 20-29 s each under the lock, and nothing said so."""
     building = [r for r in records if needs_build(campaign.candidate(r.candidate_id))]
     return {"candidates": len(building), "loaded_built": sum(bool(r.evaluation.builds_restored) for r in building)}
+
+
+def triton_compiled(campaign: Campaign, records: list[EvaluationRecord]) -> dict[str, int]:
+    """How many judged candidates are Triton code, and how many of them found their compiled kernels in their
+    side's cache when they ran (compiled ahead on the CPU, guard/triton_ahead.py, or kept from an earlier
+    evaluation of the same code) instead of compiling under the device lock."""
+    triton = [r for r in records if campaign.candidate(r.candidate_id).language == "triton"]
+    return {"candidates": len(triton), "found_compiled": sum(r.evaluation.compiled_restored > 0 for r in triton)}
 
 
 def beyond_compile_s(evaluation: Evaluation) -> float:

@@ -364,7 +364,7 @@ class Judge:
                 pass
             side.close()
         side = spare if spare is not None else self.pool.take(device)
-        self._restore_builds(side, incumbent)
+        self._restore_builds(side, incumbent)  # what it restored is the candidate's evaluation's to report
         return side, True
 
     def _park(self, device: str, incumbent: Candidate, side: SideProcess, settings: GuardSettings) -> None:
@@ -390,10 +390,10 @@ class Judge:
         cand = ready.candidate if ready is not None else self.pool.take(device)
         spare = ready.spare if ready is not None else None
         inc: SideProcess | None = None
-        restored = self._restore_builds(cand, candidate)
+        restored, compiled = self._restore_builds(cand, candidate)
         session = Session(self.task, device=device, settings=settings, seeds=seeds, reference=ref, candidate=cand,
                           cutoff=cutoff, basis=timing_basis(self.task, device, settings))
-        session.builds_restored = tuple(sorted(restored))
+        session.builds_restored, session.compiled_restored = tuple(sorted(restored)), compiled
         if ready is not None:  # outside the lock: where an evaluation's time went, not the GPU's
             session.request_seconds["sides ready"] = [1 + (spare is not None), ready.seconds]
         ref_ok = inc_ok = False
@@ -454,20 +454,20 @@ class Judge:
             else:
                 ref.close()
 
-    def _restore_builds(self, side: SideProcess, code: Candidate) -> set[str]:
-        """The kept builds and compiler caches of `code` into the side that will run it; the builds restored."""
+    def _restore_builds(self, side: SideProcess, code: Candidate) -> tuple[set[str], int]:
+        """The kept builds and compiler caches of `code` into the side that will run it; the builds restored
+        and the cache files copied."""
         if self.build_cache is None:
-            return set()
-        restored = self.build_cache.restore(side.extensions, code)
-        self.build_cache.restore_compiled(side.compiled, code)
-        return restored
+            return set(), 0
+        return self.build_cache.restore(side.extensions, code), self.build_cache.restore_compiled(side.compiled, code)
 
     def _common(self, session: Session, device: str, started: float, log_of=None) -> dict:
         log = (log_of or session.cand).process.log_tail()
         return {"device": _device_name(device), "wall_s": time.monotonic() - started, "log_tail": log,
                 "stage_seconds": {k: round(v, 4) for k, v in session.stage_seconds.items()},
                 "request_seconds": {k: (int(n), round(s, 4)) for k, (n, s) in session.request_seconds.items()},
-                "compile_s": session.compile_s, "builds_restored": session.builds_restored}
+                "compile_s": session.compile_s, "builds_restored": session.builds_restored,
+                "compiled_restored": session.compiled_restored}
 
     def _failed(self, session: Session, f: Failure, device: str, started: float) -> Evaluation:
         reason = scrub(f.message) or f.status

@@ -206,6 +206,8 @@ class Session:
         self.compile_s: float | None = None
         self.builds_restored: tuple[str, ...] = ()
         """The candidate's extension builds that came from the build cache (guard/build_cache.py)."""
+        self.compiled_restored = 0
+        """Files of the candidate's compiler caches that came from the build cache."""
         self.init_on_device: bool | None = None
         """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
 

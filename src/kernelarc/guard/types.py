@@ -169,6 +169,9 @@ class Evaluation(Frozen):
     builds_restored: tuple[str, ...] = ()
     """Extension builds the candidate loaded from the build cache instead of building them in this
     evaluation (made ahead by `Judge.prebuild`, or kept from an earlier evaluation of the same code)."""
+    compiled_restored: int = 0
+    """Files of compiler caches (Triton's, Inductor's) copied into the candidate's side before it ran: its
+    kernels compiled ahead (`Judge.prebuild`) or kept from an earlier evaluation of the same code."""
     wall_s: float | None = None
     """Seconds the whole evaluation took."""
     stage_seconds: dict[str, float] = Field(default_factory=dict)
