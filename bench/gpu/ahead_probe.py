@@ -68,7 +68,8 @@ def main() -> int:
             added = sorted(set(_files(kept)) - set(before))
             row = {"family": name, "params": params, "ahead": bool(i % 2), "prebuild_s": ahead_s,
                    "verdict": ev.verdict.value, "reason": ev.reason[:160], "wall_s": round(ev.wall_s or 0, 3),
-                   "stages": ev.stage_seconds, "compiled_restored": ev.compiled_restored, "compiled_ahead": len([f for f in before if f.endswith(".cubin")]),
+                   "stages": ev.stage_seconds, "compiled_restored": ev.compiled_restored,
+                   "compiled_ahead": len([f for f in before if f.endswith(".cubin")]),
                    "added_cubin": len([f for f in added if f.endswith(".cubin")]),
                    "added_so": [f.rsplit("/", 1)[-1] for f in added if f.endswith(".so")]}
             print(json.dumps(row), flush=True)
