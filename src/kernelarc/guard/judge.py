@@ -142,6 +142,10 @@ def timing_basis(task: Task, device: str, settings: GuardSettings) -> str:
 KEPT_INCUMBENTS = 2
 """Incumbent sides a judge keeps parked between evaluations (the least recently used beyond go)."""
 PARK_TIMEOUT_S = 30.0
+AHEAD_CALLS_S = 20.0
+"""Seconds a Triton candidate's calls on CPU inputs may take in `Judge.prebuild`: they save the 1-3.5 s of its
+first call under the lock (H100, session 30), and a candidate whose torch code is slow on the CPU (an
+attention's fallback at real sizes) would hold its own evaluation back longer than that saves."""
 
 
 class Judge:
@@ -305,11 +309,12 @@ class Judge:
             side.request({"op": "setup", "role": "candidate", **task}, deadline=deadline, cutoff=cutoff)
             side.request({"op": "load", "candidate": candidate.model_dump(mode="json"), "label": "candidate",
                           "build_for": build_for, "triton_ahead": ahead}, deadline=deadline, cutoff=cutoff)
+            calls_deadline = min(deadline, time.monotonic() + AHEAD_CALLS_S)
             for uuid, specs in self._output_specs.items() if ahead else ():
                 side.request({"op": "warm", "workload": uuid, "seed": secrets.randbits(62), "specs": specs},
-                             deadline=deadline, cutoff=cutoff)
-        except SideFailure:
-            pass
+                             deadline=calls_deadline, cutoff=cutoff)
+        except SideFailure:  # killed mid-compile, its caches may be half written; a build keeps only a library
+            ahead = False
         finally:
             self.build_cache.keep(side.extensions, candidate, restored)
             if ahead:
