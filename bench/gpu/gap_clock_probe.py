@@ -7,10 +7,10 @@ one callable with the guard's own clock (`timing.device_samples`) in a plain pro
 1 and 5 ms before each call (`before`, outside the measured windows), interleaved over rounds, and reads the
 SM clock (NVML, `torch.cuda.clock_rate`) after each block. A span that grows with the gap, with the clock
 falling, says the card slows between calls; a flat span says the gap is elsewhere. Each round also times a
-block as the side does (`fresh_inputs`: every call on its own inputs, all drawn before the block), where the
-official evaluator clones one input set just before each call: a span above the same-inputs one says the
-inputs' memory went cold between their drawing and their call (address translations, not L2, which both flush);
-`fresh_inputs_touched` reads each call's inputs just before its window (timing.touch_inputs), as the clone does.
+block as the side does (`fresh_inputs_none`: every call on its own inputs, all drawn before the block), where
+the official evaluator clones one input set just before each call, and three ways of preparing each call
+just before its window (`fresh_spans`): H100, 2026-12-07, Olmo-3's compiled kernel read 20-34% above the
+same-inputs spans with fresh inputs, and as much with `read` (docs/benchmarks.md, session 32).
 
     python3 bench/gpu/gap_clock_probe.py [--official] OUT.json PROBLEM_DIR...
 
@@ -39,6 +39,7 @@ from kernelarc.task import load_task
 from kernelarc.task.runtime import TaskRuntime
 
 GAPS_MS = (0.0, 0.2, 1.0, 5.0)
+PREPARES = ("none", "read", "clone", "clone_kept")
 ROUNDS, CALLS = 5, 20
 
 
@@ -59,12 +60,25 @@ def spans(fn, inputs, flush, gap_ms: float) -> dict:
             "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
 
-def fresh_spans(fn, input_sets, flush, touch: bool = False) -> dict:
-    """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap);
-    `touch`: each call's inputs read just before its window (timing.touch_inputs)."""
-    before = (lambda i: timing.touch_inputs(input_sets[i])) if touch else (lambda i: None)
-    block = timing.device_samples([lambda inputs=inputs: TaskRuntime.as_output_list(fn(*inputs))
-                                   for inputs in input_sets], flush, None, before)
+def fresh_spans(fn, input_sets, flush, prepare: str = "none") -> dict:
+    """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap).
+    `prepare`, just before each call's window: `read` copies its inputs and drops the copy (the call reads
+    the originals); `clone` hands the call copies made then, as the official loop does (`clone_args`), dropped
+    after it; `clone_kept` the same, the copies kept to the block's end (as the guard's audits would need)."""
+    current, kept = [None], []
+
+    def before(i: int) -> None:
+        current[0] = input_sets[i]
+        if prepare == "none":
+            return
+        copies = [t.clone() if type(t) is torch.Tensor else t for t in input_sets[i]]
+        if prepare != "read":
+            current[0] = copies
+        if prepare == "clone_kept":
+            kept.append(copies)
+
+    block = timing.device_samples([lambda: TaskRuntime.as_output_list(fn(*current[0]))] * len(input_sets),
+                                  flush, None, before)
     return {"span_ms": statistics.median(block.spans_ms), "kernels": statistics.median(block.kernels),
             "longest_ms": statistics.median(block.longest_ms), "sm_mhz": clock_mhz()}
 
@@ -91,21 +105,22 @@ def probe(problem: str, flush, timer=spans, gaps=GAPS_MS) -> list[dict]:
         torch.cuda.synchronize()
         for w in task.workloads:
             readings = {gap: [] for gap in gaps}
-            fresh, touched = [], []  # the side's way (ours only): fresh inputs per call, drawn ahead
+            fresh = {prepare: [] for prepare in PREPARES}  # the side's way (ours only): inputs drawn ahead
             for r in range(ROUNDS):  # gaps interleaved: a drift of the card over the probe hits each alike
                 for gap in gaps:
                     readings[gap].append(timer(fn, inputs[w.uuid], flush, gap))
                 if timer is spans:
                     sets = [runtime.make_inputs(w, seed=100 + r * CALLS + i) for i in range(CALLS)]
-                    fresh.append(fresh_spans(fn, sets, flush))
-                    touched.append(fresh_spans(fn, sets, flush, touch=True))
+                    for prepare in PREPARES:
+                        fresh[prepare].append(fresh_spans(fn, sets, flush, prepare))
                     del sets
             row = {"problem": task.name, "variant": label, "workload": w.uuid, "timer": timer.__name__,
                    "by_gap_ms": {str(gap): {"span_ms": statistics.median(b["span_ms"] for b in r), "blocks": r}
                                  for gap, r in readings.items()}}
-            for name, blocks in (("fresh_inputs", fresh), ("fresh_inputs_touched", touched)):
+            for prepare, blocks in fresh.items():
                 if blocks:
-                    row[name] = {"span_ms": statistics.median(b["span_ms"] for b in blocks), "blocks": blocks}
+                    row[f"fresh_inputs_{prepare}"] = {"span_ms": statistics.median(b["span_ms"] for b in blocks),
+                                                      "blocks": blocks}
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows

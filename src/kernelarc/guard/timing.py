@@ -66,16 +66,6 @@ class L2Flusher:
         self._buf.zero_()
 
 
-def touch_inputs(inputs: list) -> None:
-    """Read each CUDA tensor of a call's inputs (a copy, dropped), as SOL-ExecBench's evaluator clones its
-    inputs right before each timed call: their memory's address translations are then warm when the call
-    runs, as they are there, while the L2 flush after it still leaves the data cold. Inputs drawn a block
-    ahead and not touched since may start a few-microsecond kernel on cold translations."""
-    for value in inputs:
-        if type(value) is torch.Tensor and value.is_cuda:
-            value.clone()
-
-
 def _kept(outputs: list) -> list:
     """Copies of a call's tensor outputs (a call may reuse its buffers in the next one)."""
     return [o.clone() if type(o) is torch.Tensor else o for o in outputs]
