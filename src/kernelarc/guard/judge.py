@@ -369,7 +369,7 @@ class Judge:
                 pass
             side.close()
         side = spare if spare is not None else self.pool.take(device)
-        self._restore_builds(side, incumbent)  # what it restored is the candidate's evaluation's to report
+        self._restore_builds(side, incumbent)  # the evaluation reports its candidate's restores, not these
         return side, True
 
     def _park(self, device: str, incumbent: Candidate, side: SideProcess, settings: GuardSettings) -> None:
