@@ -13,6 +13,7 @@ import pytest
 
 from kernelarc.agents.builtin.analysis import analyze
 from kernelarc.agents.builtin.moves import get_family
+from kernelarc.campaign.baselines import EAGER, baseline_candidates
 from kernelarc.guard import candidate_from_source
 from kernelarc.guard.build_cache import BuildCache
 from kernelarc.guard.judge import Judge
@@ -235,6 +236,58 @@ def test_a_prebuild_compiles_a_triton_candidate_for_the_gpu_that_will_run_it(tmp
     compiled = [json.loads(f.read_text()) for f in kept.glob("*/_relu_kernel.json")]
     assert compiled and {c["target"]["arch"] for c in compiled} == {90}
     assert [f.stat().st_size > 0 for f in kept.glob("*/_relu_kernel.cubin")] == [True] * len(compiled)
+
+
+AUTOTUNED = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256}, num_warps=8)], key=["n"])
+@triton.jit
+def _relu_tuned(y_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), 0.0), mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _relu_tuned[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](y, x, x.numel())
+        return y
+"""
+
+
+def _compiled_ahead(tmp_path: Path, task, *candidates) -> list[Path]:
+    """Each candidate prebuilt for sm_90 in one judge that first learned the outputs' shapes from eager."""
+    settings = GuardSettings(rounds=1, cpu_iterations=3, warmup=1)
+    with Judge(task, build_cache=BuildCache(tmp_path / "cache"), warm=False) as judge:
+        assert judge.evaluate(baseline_candidates(task)[EAGER], device="cpu", settings=settings, trusted=True).correct
+        assert all(judge.prebuild(c, settings, build_for="9.0") for c in candidates)
+    return [tmp_path / "cache" / "kept" / c.hash / "compiled" / "triton" for c in candidates]
+
+
+@pytest.mark.slow
+def test_compiling_ahead_covers_autotuners_and_gives_up_quietly(tmp_path):
+    """An autotuner compiles every configuration it would time; code that will not run on CPU inputs (it asks
+    for CUDA tensors) leaves nothing kept and no error: its GPU side compiles as before."""
+    cuda_only = candidate_from_source(AUTOTUNED.replace("        y = torch.empty_like(x)\n",
+                                                        "        assert x.is_cuda\n        y = torch.empty_like(x)\n"), TASK)
+    tuned, failing = _compiled_ahead(tmp_path, TASK, candidate_from_source(AUTOTUNED, TASK), cuda_only)
+    compiled = [json.loads(f.read_text()) for f in tuned.glob("*/_relu_tuned.json")]
+    assert sorted((c["target"]["arch"], c["num_warps"]) for c in compiled) == [(90, 4), (90, 8)]  # both configs
+    assert not failing.exists()
+
+
+@pytest.mark.slow
+def test_a_built_in_row_family_compiles_ahead_in_bf16(tmp_path):
+    task = load_task(FIXTURES / "tasks" / "builtin_rmsnorm_cast_bf16.py")
+    analysis = analyze(task)
+    family = get_family("triton_rowwise")
+    row = candidate_from_source(family.render(analysis, family.space(analysis)[0]).source, task)
+    (kept,) = _compiled_ahead(tmp_path, task, row)
+    assert [json.loads(f.read_text())["target"]["arch"] for f in kept.glob("*/*.json") if not f.name.startswith("__")] == [90]
 
 
 @pytest.mark.gpu
