@@ -27,7 +27,7 @@ from kernelarc.campaign.export import export_best
 from kernelarc.campaign.loop import Campaign, LeaderboardEntry
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import Evaluation, Verdict
-from kernelarc.guard.candidate import needs_build
+from kernelarc.guard.candidate import Candidate, needs_build
 from kernelarc.guard.cutoff import EvaluationCut
 from kernelarc.guard.samples import median
 from kernelarc.memory import EvaluationRecord
@@ -363,6 +363,7 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
             totals[verdict.value] = totals.get(verdict.value, 0) + n
     agent_records = [r for r in store.evaluations() if r.agent_id is not None]
     evaluations = [r.evaluation for r in agent_records]
+    judged = {r.candidate_id: campaign.candidate(r.candidate_id) for r in agent_records}  # read from the store once
     timing_s = sum(e.stage_seconds.get("timing", 0.0) for e in evaluations)
     by_device = dict(getattr(campaign.executor, "lock_held_s", {}))  # the Ray executor's, per node and GPU
     lock_s = sum(by_device.values()) if hasattr(campaign.executor, "lock_held_s") else None
@@ -399,8 +400,8 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
                   "search_candidates_per_lock_minute": 60.0 / mean_wall_s if mean_wall_s else None,
                   "timing_fraction": timing_s / wall_s if wall_s > 0 else None,
                   "request_seconds": request_totals(evaluations),
-                  "native_builds": native_builds(campaign, agent_records),
-                  "triton_compiled": triton_compiled(campaign, agent_records),
+                  "native_builds": native_builds(judged, agent_records),
+                  "triton_compiled": triton_compiled(judged, agent_records),
                   "consistency": timing_consistency(store, finals, campaign.baselines)},
         "llm_usage": llm_usage,
         "versions": _versions(),
@@ -412,19 +413,19 @@ def write_outputs(campaign: Campaign, run_dir: Path, reason: StopReason, finals:
     return summary
 
 
-def native_builds(campaign: Campaign, records: list[EvaluationRecord]) -> dict[str, int]:
+def native_builds(judged: dict[int, Candidate], records: list[EvaluationRecord]) -> dict[str, int]:
     """How many judged candidates compile native code (C++ or CUDA), and how many of them loaded their
     builds from the build cache instead of building under the device lock (made ahead on the CPU, or kept):
     on the H200 the builds made ahead had gone unused, 20-29 s each under the lock, and nothing said so."""
-    building = [r for r in records if needs_build(campaign.candidate(r.candidate_id))]
+    building = [r for r in records if needs_build(judged[r.candidate_id])]
     return {"candidates": len(building), "loaded_built": sum(bool(r.evaluation.builds_restored) for r in building)}
 
 
-def triton_compiled(campaign: Campaign, records: list[EvaluationRecord]) -> dict[str, int]:
+def triton_compiled(judged: dict[int, Candidate], records: list[EvaluationRecord]) -> dict[str, int]:
     """How many judged candidates are Triton code, and how many of them found their compiled kernels in their
     side's cache when they ran (compiled ahead on the CPU, guard/triton_ahead.py, or kept from an earlier
     evaluation of the same code) instead of compiling under the device lock."""
-    triton = [r for r in records if campaign.candidate(r.candidate_id).language == "triton"]
+    triton = [r for r in records if judged[r.candidate_id].language == "triton"]
     return {"candidates": len(triton), "found_compiled": sum(r.evaluation.compiled_restored > 0 for r in triton)}
 
 

@@ -100,8 +100,9 @@ def side_env(scratch: Path, device: str, compiled: Path, ahead: bool = False) ->
         # The same build flags in every side, a GPU-less one included: a build made ahead (Judge.prebuild)
         # is then up to date where the GPU side loads it.
         env["TORCH_CUDA_ARCH_LIST"] = archs
-    if device == "cpu" and not ahead:
-        env["TRITON_INTERPRET"] = "1"
+    if device == "cpu":
+        if not ahead:
+            env["TRITON_INTERPRET"] = "1"
     else:
         # After a profiler session CUPTI otherwise stays attached and every later launch of the
         # process pays for it (7-8 µs more host time per call on the H200, docs/benchmarks.md).
