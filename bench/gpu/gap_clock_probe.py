@@ -39,7 +39,7 @@ from kernelarc.task import load_task
 from kernelarc.task.runtime import TaskRuntime
 
 GAPS_MS = (0.0, 0.2, 1.0, 5.0)
-PREPARES = ("none", "read", "clone", "clone_kept")
+PREPARES = ("none", "read", "clone", "clone_kept", "slots")
 ROUNDS, CALLS = 5, 20
 
 
@@ -64,12 +64,16 @@ def fresh_spans(fn, input_sets, flush, prepare: str = "none") -> dict:
     """A block as the guard's side times it: each call on its own inputs, all drawn before the block (no gap).
     `prepare`, just before each call's window: `read` copies its inputs and drops the copy (the call reads
     the originals); `clone` hands the call copies made then, as the official loop does (`clone_args`), dropped
-    after it; `clone_kept` the same, the copies kept to the block's end (as the guard's audits would need)."""
-    current, kept = [None], []
+    after it; `clone_kept` the same, the copies kept to the block's end; `slots` loads each call's values into one
+    set of buffers (`timing.InputSlots`, what the guard's side does since session 33)."""
+    current, kept, slots = [None], [], timing.InputSlots(input_sets)
 
     def before(i: int) -> None:
         current[0] = input_sets[i]
-        if prepare == "none":
+        if prepare == "slots":
+            slots.load(i)
+            current[0] = slots.inputs(i)
+        if prepare in ("none", "slots"):
             return
         copies = [t.clone() if type(t) is torch.Tensor else t for t in input_sets[i]]
         if prepare != "read":

@@ -552,3 +552,58 @@ def test_the_cpu_clock_runs_until_the_outputs_are_out_of_the_sides_reach():
     assert times.wall["candidate"].median >= 8.0  # ms per call: the 20 ms per block of 2 calls, less at most half
     assert times.wall["incumbent"].median < 4.0
     assert len(session.ref.process.checked) >= 8  # every timed call of the candidate was checked
+
+
+def test_input_slots_give_every_call_one_set_of_buffers_loaded_with_its_own_values():
+    import torch
+
+    from kernelarc.guard.timing import InputSlots
+
+    staged = [[torch.full((4,), float(i)), i, torch.full((2, 2), 10.0 * i).t()] for i in range(3)]
+    slots = InputSlots(staged)
+    assert slots.count == 1  # the transposed (strided) tensor and the scalar go to each call as drawn
+    firsts = [slots.inputs(i)[0] for i in range(3)]
+    assert all(t is firsts[0] for t in firsts)
+    assert [slots.inputs(i)[1] for i in range(3)] == [0, 1, 2]
+    assert slots.inputs(2)[2] is staged[2][2]
+    for i in range(3):
+        slots.load(i)
+        assert torch.equal(slots.inputs(i)[0], staged[i][0])
+
+
+def test_input_slots_hand_back_each_calls_inputs_as_the_call_left_them():
+    """The audits compare a call's inputs after it with the ones it was given: a call that writes into its
+    slot must be seen doing so, though the next call's values go into the same slot."""
+    import torch
+
+    from kernelarc.guard.timing import InputSlots, _kept
+
+    staged = [[torch.full((3,), float(i)), 7] for i in range(2)]
+    slots = InputSlots(staged)
+
+    def writes_its_input(x, n):
+        out = x * 2
+        x.add_(1)
+        return [out]
+
+    calls = [slots.returning_inputs(lambda i=i: writes_its_input(*slots.inputs(i))) for i in range(2)]
+    kept = []
+    for i, call in enumerate(calls):
+        slots.load(i)
+        kept.append(_kept(call()))
+    (out0, after0), (out1, after1) = slots.split(0, kept[0]), slots.split(1, kept[1])
+    assert torch.equal(out0[0], torch.zeros(3)) and torch.equal(out1[0], torch.full((3,), 2.0))
+    assert torch.equal(after0[0], torch.ones(3)) and torch.equal(after1[0], torch.full((3,), 2.0))
+    assert after0[1] == after1[1] == 7
+    assert torch.equal(staged[0][0], torch.zeros(3))  # what was drawn stays as drawn
+
+
+def test_inputs_of_other_shapes_or_autograd_get_no_slot():
+    import torch
+
+    from kernelarc.guard.timing import InputSlots
+
+    assert InputSlots([[torch.zeros(3)], [torch.zeros(4)]]).count == 0
+    assert InputSlots([[torch.zeros(3, requires_grad=True)], [torch.zeros(3, requires_grad=True)]]).count == 0
+    assert InputSlots([[torch.zeros(3)], [torch.zeros(3, dtype=torch.float64)]]).count == 0
+    assert InputSlots([]).count == 0

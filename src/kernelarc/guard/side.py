@@ -384,16 +384,21 @@ class Side:
             staged = [self.received(call) for call in h["inputs"]]
         else:
             staged = [self.inputs(h["workload"], s) for s in h["seeds"]]
-        if h.get("capture", True):
-            self.captured_inputs = staged
-        calls = [self.callee.bind(inputs, specs) for inputs in staged]
+        capture, seeds = h.get("capture", True), h["seeds"]
+        slots = timing.InputSlots(staged)
+        calls = [self.callee.bind(slots.inputs(i), specs) for i in range(len(staged))]
+        if capture:
+            calls = [slots.returning_inputs(call) for call in calls]
+
+        def before(i: int) -> None:
+            self.seed_forward(seeds[i])
+            slots.load(i)
+
         mode = h["mode"]
-        keep = self.captured.append if h.get("capture", True) else None
-        seeds = h["seeds"]
+        keep = self.captured.append if capture else None
         with timing.collector_paused():
             if mode == "device":
-                result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep,
-                                      lambda i: self.seed_forward(seeds[i]))
+                result = self.guarded("RUNTIME_ERROR", timing.device_samples, calls, self.flush(), keep, before)
                 header = {"samples_ms": result.spans_ms, "kernels": result.kernels, "longest_ms": result.longest_ms,
                           "busy_ms": result.busy_ms,
                           "side_streams": result.side_streams, "annotated": result.annotated,
@@ -401,13 +406,16 @@ class Side:
             else:
                 clock = timing.cpu_sample if mode == "cpu" else timing.wall_sample
                 samples = []
-                for seed, call in zip(seeds, calls):
-                    self.seed_forward(seed)  # before the clock starts
+                for i, call in enumerate(calls):
+                    before(i)  # before the clock starts
                     samples.append(self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep,
                                                 h.get("sync_end", False)))
                 header = {"samples_ms": samples}
+        if capture:
+            split = [slots.split(i, kept) for i, kept in enumerate(self.captured)]
+            self.captured, self.captured_inputs = [outs for outs, _ in split], [ins for _, ins in split]
         if h.get("send_outputs"):
-            header["calls"] = self._encode_calls([(outs, staged[i] if h.get("return_inputs") else None)
+            header["calls"] = self._encode_calls([(outs, self.captured_inputs[i] if h.get("return_inputs") else None)
                                                   for i, outs in enumerate(self.captured)])
         return header
 
