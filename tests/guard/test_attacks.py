@@ -137,6 +137,11 @@ def test_replaying_the_last_answer_after_the_checked_calls_is_caught(relu_task):
     assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
 
 
+def test_a_cache_keyed_on_the_input_address_is_caught_in_timing(relu_task):
+    ev = _judge(relu_task, "cache_by_address_when_timed.py")
+    assert (ev.verdict, ev.status) == (Verdict.REJECT, Status.REWARD_HACK), ev.reason
+
+
 # --- secrets and exfiltration ------------------------------------------------------------------------------------
 
 def _eval_cli(task: Path, candidate: Path, env: dict[str, str]) -> tuple[dict, str]:
