@@ -1,12 +1,13 @@
 """Issue 15 item 4: where the judge's own time goes in one evaluation on the card, beyond the sides' requests.
 
-    python bench/gpu/judge_profile.py OUT_DIR TASK.py CANDIDATE.py [REPEATS]
+    python bench/gpu/judge_profile.py OUT_DIR TASK.py CANDIDATE.py [REPEATS] [DEVICE]
 
 In one warm `Judge` (the eager baseline judged first, as a campaign's first evaluation), the candidate is
 judged REPEATS times (default 3) against the reference, each under cProfile: OUT_DIR gets each evaluation's
 stage seconds and request seconds (`evaluations.json`) and the profile of the judge's process
 (`judge_N.prof`, read with `python -m pstats`). Session 30 saw a Triton row kernel's timing stage take 2.35 s
-where its timed requests summed to 0.9 s: the rest is the judge's, between requests.
+where its timed requests summed to 0.9 s: the rest is the judge's, between requests. DEVICE (default cuda)
+`cpu` profiles the judge's own code on a machine without a GPU: its shares, never its seconds, carry over.
 """
 
 from __future__ import annotations
@@ -27,19 +28,20 @@ from kernelarc.task import load_task
 
 def main() -> int:
     if len(sys.argv) < 4:
-        print("usage: python bench/gpu/judge_profile.py OUT_DIR TASK.py CANDIDATE.py [REPEATS]", file=sys.stderr)
+        print("usage: python bench/gpu/judge_profile.py OUT_DIR TASK.py CANDIDATE.py [REPEATS] [DEVICE]", file=sys.stderr)
         return 2
     out, task = Path(sys.argv[1]), load_task(sys.argv[2])
     candidate = load_candidate(Path(sys.argv[3]), task)
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    device = sys.argv[5] if len(sys.argv) > 5 else "cuda"
     out.mkdir(parents=True, exist_ok=True)
     settings = GuardSettings(compile_timeout_s=200, run_timeout_s=200)
     rows = []
     with tempfile.TemporaryDirectory() as kept, Judge(task, build_cache=BuildCache(Path(kept))) as judge:
-        judge.evaluate(baseline_candidates(task)[EAGER], device="cuda", settings=settings, trusted=True)
+        judge.evaluate(baseline_candidates(task)[EAGER], device=device, settings=settings, trusted=True)
         for i in range(repeats):
             profile = cProfile.Profile()
-            ev = profile.runcall(judge.evaluate, candidate, device="cuda", settings=settings)
+            ev = profile.runcall(judge.evaluate, candidate, device=device, settings=settings)
             profile.dump_stats(out / f"judge_{i}.prof")
             rows.append({"verdict": ev.verdict.value, "reason": ev.reason, "wall_s": ev.wall_s,
                          "stages": ev.stage_seconds, "requests": ev.request_seconds})
