@@ -607,3 +607,14 @@ def test_inputs_of_other_shapes_or_autograd_get_no_slot():
     assert InputSlots([[torch.zeros(3, requires_grad=True)], [torch.zeros(3, requires_grad=True)]]).count == 0
     assert InputSlots([[torch.zeros(3)], [torch.zeros(3, dtype=torch.float64)]]).count == 0
     assert InputSlots([]).count == 0
+
+
+def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_budget():
+    """Each timed call's inputs are kept as the call left them (InputSlots), beside its outputs: a block of
+    2 MiB inputs and 1 MiB outputs holds 4 calls in a 20 MiB budget, not 6."""
+    session = _session_with([])
+    uuid = session.task.workloads[0].uuid
+    session.settings = session.settings.model_copy(update={"input_pool_bytes": 20 << 20})
+    session.input_bytes = {uuid: 2 << 20}
+    session.outputs = {uuid: [{"kind": "tensor", "dtype": "float32", "shape": [1 << 18]}]}
+    assert session.block_calls(uuid, 0.0) == 4

@@ -442,10 +442,10 @@ class Session:
         return results
 
     def block_calls(self, uuid: str, call_s: float) -> int:
-        """Calls per timed block: on CUDA as many as the memory budget holds (inputs drawn fresh for each,
-        outputs kept); on the CPU enough for CPU_BLOCK_S of calls, so that the judge's clock around the
-        block is not mostly the request's own overhead."""
-        per_call = self.input_bytes[uuid] + self.output_bytes(uuid)
+        """Calls per timed block: on CUDA as many as the memory budget holds (inputs drawn fresh for each, and
+        kept with the outputs as the call left them: `timing.InputSlots`); on the CPU enough for CPU_BLOCK_S of
+        calls, so that the judge's clock around the block is not mostly the request's own overhead."""
+        per_call = 2 * self.input_bytes[uuid] + self.output_bytes(uuid)
         fit = max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
         if self.on_cuda:
             return fit

@@ -78,8 +78,8 @@ class GuardSettings(BaseModel):
     seed: int | None = None
     """Seed for the input seeds; None draws them from the OS so the candidate cannot predict them."""
     input_pool_bytes: int = Field(default=2 << 30, gt=0)
-    """Device memory for the inputs and kept outputs of one timed block: each call gets inputs drawn fresh
-    for it, so a block holds as many calls as fit (at most 50)."""
+    """Device memory for the inputs, kept outputs and kept inputs after the call of one timed block: each call
+    gets inputs drawn fresh for it, so a block holds as many calls as fit (at most 50)."""
 
     @staticmethod
     def deadlines(timeout_s: float | None) -> dict[str, float]:
