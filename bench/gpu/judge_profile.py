@@ -5,7 +5,7 @@
 In one warm `Judge` (the eager baseline judged first, as a campaign's first evaluation), the candidate is
 judged REPEATS times (default 3) against the reference, each under cProfile: OUT_DIR gets each evaluation's
 stage seconds and request seconds (`evaluations.json`) and the profile of the judge's process
-(`judge_N.prof`, read with `python -m pstats`). Session 30 saw a Triton row kernel's timing stage take 2.35 s
+(`judge_N.prof`, read with `python -m pstats`; each row also lists its costliest functions, `own_time`). Session 30 saw a Triton row kernel's timing stage take 2.35 s
 where its timed requests summed to 0.9 s: the rest is the judge's, between requests. DEVICE (default cuda)
 `cpu` profiles the judge's own code on a machine without a GPU: its shares, never its seconds, carry over.
 """
@@ -13,7 +13,9 @@ where its timed requests summed to 0.9 s: the rest is the judge's, between reque
 from __future__ import annotations
 
 import cProfile
+import io
 import json
+import pstats
 import sys
 import tempfile
 from pathlib import Path
@@ -44,10 +46,19 @@ def main() -> int:
             ev = profile.runcall(judge.evaluate, candidate, device=device, settings=settings)
             profile.dump_stats(out / f"judge_{i}.prof")
             rows.append({"verdict": ev.verdict.value, "reason": ev.reason, "wall_s": ev.wall_s,
-                         "stages": ev.stage_seconds, "requests": ev.request_seconds})
+                         "stages": ev.stage_seconds, "requests": ev.request_seconds,
+                         "own_time": own_time(profile)})
             print(json.dumps(rows[-1]), flush=True)
     (out / "evaluations.json").write_text(json.dumps(rows, indent=1))
     return 0
+
+
+def own_time(profile: cProfile.Profile, n: int = 25) -> list[str]:
+    """The `n` functions with the most time spent in themselves, as pstats prints them: kept in the JSON
+    rows, since a device machine may not bring the .prof files back (session 33: too many files)."""
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(n)
+    return [line.rstrip() for line in text.getvalue().splitlines() if line.strip()][-n - 1:]
 
 
 if __name__ == "__main__":
