@@ -45,8 +45,8 @@ def compare(out: Path) -> list[dict]:
                           "candidate_ms": w.get("device_ms"), "official_candidate_ms": o.get("latency_ms"),
                           "reference_ms": w.get("incumbent_device_ms"),
                           "official_reference_ms": o.get("reference_latency_ms")})
-        rows.append({"problem": name, "verdict": ours.get("verdict"), "speedup": ours.get("speedup"),
-                     "workloads": pairs, **_summary(pairs)})
+        rows.append({"problem": name, "verdict": ours.get("verdict"), "status": ours.get("status"),
+                     "speedup": ours.get("speedup"), "workloads": pairs, **_summary(pairs)})
     return rows
 
 
@@ -72,10 +72,19 @@ def table(rows: list[dict]) -> str:
     lines = ["| problem | workloads | kernelarc / official, winner (geomean, range) | kernelarc / official, "
              "reference | speedup: kernelarc | speedup: official |", "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['problem']} | {r['workloads_compared']} | {fmt(r['candidate_ratio_geomean'])} "
+        lines.append(f"| {r['problem']} | {r['workloads_compared']}{_none_compared(r)} | {fmt(r['candidate_ratio_geomean'])} "
                      f"({rng(r['candidate_ratio_range'])}) | {fmt(r['reference_ratio_geomean'])} "
                      f"({rng(r['reference_ratio_range'])}) | {fmt(r['speedup'])} | {fmt(r['official_speedup_geomean'])} |")
     return "\n".join(lines)
+
+
+def _none_compared(row: dict) -> str:
+    """Why a problem compared no workload: kernelarc's verdict when it gave no times (a REJECT), else none."""
+    if row["workloads_compared"]:
+        return ""
+    if row["verdict"] is None:
+        return " (no kernelarc result)"
+    return f" (kernelarc: {row['verdict']} {row['status']})" if row["status"] != "PASSED" else " (no official times)"
 
 
 def main() -> int:
