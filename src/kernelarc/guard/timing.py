@@ -75,11 +75,11 @@ class InputSlots:
     """One set of buffers that a timed block's calls all read their tensor inputs from, each call's own
     values copied in just before its window (`load`, outside it).
 
-    Why: on the H100 (session 32) a 3-5 us compiled RMSNorm read 20-34% above SOL-ExecBench's evaluator
-    when each of a block's calls ran on its own input set, all drawn before the block at as many addresses,
-    and within 2-7% of it when every call ran on one set. The official loop hands each call a clone made just
-    before it, whose memory the allocator gives back for the next clone: its calls read one set of addresses,
-    freshly written. A slot is a plain tensor of one shape, dtype and device in every call; any other input
+    Why: on the H100 a 3-5 us compiled RMSNorm read 20-34% above SOL-ExecBench's evaluator when each of a
+    block's calls ran on its own input set, all drawn before the block at as many addresses (as much with a
+    clone made before each call but all kept), and 2.5-4.6% above it in slots (docs/benchmarks.md sessions
+    32-33). The official loop hands each call a clone made just before it, whose memory the allocator gives
+    back for the next clone: its calls read one set of addresses. A slot is a plain tensor of one shape, dtype and device in every call; any other input
     (scalars, subclasses, strided or autograd tensors) goes to each call as drawn."""
 
     def __init__(self, staged: list[list]):
