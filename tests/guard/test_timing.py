@@ -618,3 +618,22 @@ def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_bu
     session.input_bytes = {uuid: 2 << 20}
     session.outputs = {uuid: [{"kind": "tensor", "dtype": "float32", "shape": [1 << 18]}]}
     assert session.block_calls(uuid, 0.0) == 4
+
+
+def test_a_failed_residual_check_names_each_blocks_bookkeeping():
+    """linear_backward's compiled solution was REJECTed so on the H100 (session 33) with only the medians
+    said: whether one block or every block went over tells a hiccup from a habit."""
+    from kernelarc.guard.samples import Samples
+    from kernelarc.guard.session import Failure, WorkloadTimes
+
+    session = _session_with([])
+    uuid = session.task.workloads[0].uuid
+    times = WorkloadTimes(wall={"candidate": Samples((0.02, 0.02)), "incumbent": Samples((0.02, 0.02))},
+                          residual_ms={"candidate": 0.64, "incumbent": 0.27},
+                          residual_blocks_ms={"candidate": [1.01, 0.27], "incumbent": [0.27, 0.27]})
+    with pytest.raises(Failure) as failed:
+        session._check_residuals(uuid, times)
+    assert failed.value.status == "REWARD_HACK"
+    assert "per block: candidate 1.01 0.27, incumbent 0.27 0.27" in failed.value.message
+    times.residual_ms["candidate"] = 0.3
+    session._check_residuals(uuid, times)  # within the slack: no failure

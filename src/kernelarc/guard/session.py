@@ -137,6 +137,9 @@ class WorkloadTimes:
     wall: dict[str, Samples] = field(default_factory=dict)
     device: dict[str, Samples] = field(default_factory=dict)
     residual_ms: dict[str, float] = field(default_factory=dict)
+    residual_blocks_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Each wall-timed block's residual per call, per side: a failed residual check names them, one block's
+    hiccup or every block's habit."""
     longest_kernel_ms: float | None = None
     """The candidate's median longest single kernel per call, from the device pass."""
     busy_ms: float | None = None
@@ -632,6 +635,7 @@ class Session:
                     os.close(fd)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
+            times.residual_blocks_ms[role] = residual[role]
         if self.on_cuda:
             for role in reported:
                 times.wall[role] = Samples(tuple(reported[role]))
@@ -726,14 +730,17 @@ class Session:
         # A longer call leaves the card hotter for the bookkeeping after it: the share is of the longer side.
         longer = max(t.median for t in times.wall.values())
         slack = s.residual_floor_ms + s.residual_ratio * r_inc + s.residual_share * longer
+        blocks = "; per block: " + ", ".join(f"{role} {' '.join(f'{ms:.3g}' for ms in times.residual_blocks_ms.get(role, []))}"
+                                             for role in (self.cand.role, self.inc.role))
         if r_cand - r_inc > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: {r_cand - r_inc:.4g} ms per timed call went outside the "
                                          f"candidate's measured window (its side took {r_cand:.4g} ms per call beyond "
                                          f"its samples, the incumbent's {r_inc:.4g} ms; at most {slack:.3g} ms more is "
-                                         "noise): work finished after the clock stopped, or a patched clock", uuid)
+                                         f"noise{blocks}): work finished after the clock stopped, or a patched clock", uuid)
         if r_inc - r_cand > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side skipped its own bookkeeping "
-                                         f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms)", uuid)
+                                         f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms"
+                                         f"{blocks})", uuid)
 
     def _check_kernel_floor(self, uuid: str, times: WorkloadTimes) -> None:
         """A call cannot take less wall time than its own kernels: event samples below the longest kernel,
