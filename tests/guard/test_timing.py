@@ -609,6 +609,20 @@ def test_inputs_of_other_shapes_or_autograd_get_no_slot():
     assert InputSlots([]).count == 0
 
 
+def test_a_block_of_one_call_reads_its_inputs_as_drawn():
+    """One call reads one set of addresses anyway: no slot, no copies (a 6 GiB input would take 12 GiB more)."""
+    import torch
+
+    from kernelarc.guard.timing import InputSlots
+
+    staged = [[torch.zeros(3), 5]]
+    slots = InputSlots(staged)
+    assert slots.count == 0 and slots.inputs(0)[0] is staged[0][0]
+    call = slots.returning_inputs(lambda: [staged[0][0].add_(1)])
+    outputs, after = slots.split(0, call())
+    assert len(outputs) == 1 and after[0] is staged[0][0] and after[1] == 5
+
+
 def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_budget():
     """Each timed call's inputs are kept as the call left them (InputSlots), beside its outputs: a block of
     2 MiB inputs and 1 MiB outputs holds 4 calls in a 20 MiB budget, not 6."""

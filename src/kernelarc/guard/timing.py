@@ -79,14 +79,16 @@ class InputSlots:
     block's calls ran on its own input set, all drawn before the block at as many addresses (as much with a
     clone made before each call but all kept), and 2.5-4.6% above it in slots (docs/benchmarks.md sessions
     32-33). The official loop hands each call a clone made just before it, whose memory the allocator gives
-    back for the next clone: its calls read one set of addresses. A slot is a plain tensor of one shape, dtype and device in every call; any other input
-    (scalars, subclasses, strided or autograd tensors) goes to each call as drawn."""
+    back for the next clone: its calls read one set of addresses. A slot is a plain tensor of one shape,
+    dtype and device in every call; any other input (scalars, subclasses, strided or autograd tensors) goes to
+    each call as drawn. A block of one call (inputs too large for two in the memory budget) has no slots: its
+    call reads one set of addresses anyway, and two more copies of a 6 GiB input would cost 12 GiB."""
 
     def __init__(self, staged: list[list]):
         self._staged = staged
-        first = staged[0] if staged else []
-        self._slots = [torch.empty_like(value) if all(_slottable(value, call[j]) for call in staged) else None
-                       for j, value in enumerate(first)]
+        several = len(staged) > 1
+        self._slots = [torch.empty_like(value) if several and all(_slottable(value, call[j]) for call in staged)
+                       else None for j, value in enumerate(staged[0] if staged else [])]
 
     @property
     def count(self) -> int:
