@@ -66,7 +66,8 @@ def fresh_spans(fn, input_sets, flush, prepare: str = "none") -> dict:
     the originals); `clone` hands the call copies made then, as the official loop does (`clone_args`), dropped
     after it; `clone_kept` the same, the copies kept to the block's end; `slots` loads each call's values into one
     set of buffers (`timing.InputSlots`, what the guard's side does since session 33)."""
-    current, kept, slots = [None], [], timing.InputSlots(input_sets)
+    current, kept = [None], []
+    slots = timing.InputSlots(input_sets) if prepare == "slots" else None
 
     def before(i: int) -> None:
         current[0] = input_sets[i]

@@ -5,8 +5,9 @@
 In one warm `Judge` (the eager baseline judged first, as a campaign's first evaluation), the candidate is
 judged REPEATS times (default 3) against the reference, each under cProfile: OUT_DIR gets each evaluation's
 stage seconds and request seconds (`evaluations.json`) and the profile of the judge's process
-(`judge_N.prof`, read with `python -m pstats`; each row also lists its costliest functions, `own_time`). Session 30 saw a Triton row kernel's timing stage take 2.35 s
-where its timed requests summed to 0.9 s: the rest is the judge's, between requests. DEVICE (default cuda)
+(`judge_N.prof`, read with `python -m pstats`; each row also lists its costliest functions, `own_time`).
+Session 30 saw a Triton row kernel's timing stage take 2.35 s where its timed requests summed to 0.9 s: the
+rest is the judge's, between requests. DEVICE (default cuda)
 `cpu` profiles the judge's own code on a machine without a GPU: its shares, never its seconds, carry over.
 """
 

@@ -730,17 +730,20 @@ class Session:
         # A longer call leaves the card hotter for the bookkeeping after it: the share is of the longer side.
         longer = max(t.median for t in times.wall.values())
         slack = s.residual_floor_ms + s.residual_ratio * r_inc + s.residual_share * longer
-        blocks = "; per block: " + ", ".join(f"{role} {' '.join(f'{ms:.3g}' for ms in times.residual_blocks_ms.get(role, []))}"
-                                             for role in (self.cand.role, self.inc.role))
         if r_cand - r_inc > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: {r_cand - r_inc:.4g} ms per timed call went outside the "
                                          f"candidate's measured window (its side took {r_cand:.4g} ms per call beyond "
                                          f"its samples, the incumbent's {r_inc:.4g} ms; at most {slack:.3g} ms more is "
-                                         f"noise{blocks}): work finished after the clock stopped, or a patched clock", uuid)
+                                         f"noise{self._residual_blocks(times)}): work finished after the clock stopped, or a patched clock", uuid)
         if r_inc - r_cand > slack:
             raise Failure("REWARD_HACK", f"workload {uuid}: the candidate's side skipped its own bookkeeping "
                                          f"({r_cand:.4g} ms per call beyond its samples, the incumbent's {r_inc:.4g} ms"
-                                         f"{blocks})", uuid)
+                                         f"{self._residual_blocks(times)})", uuid)
+
+    def _residual_blocks(self, times: WorkloadTimes) -> str:
+        """Each side's residual per block, for a failed residual check's reason."""
+        return "; per block: " + ", ".join(f"{role} {' '.join(f'{ms:.3g}' for ms in times.residual_blocks_ms.get(role, []))}"
+                                           for role in (self.cand.role, self.inc.role))
 
     def _check_kernel_floor(self, uuid: str, times: WorkloadTimes) -> None:
         """A call cannot take less wall time than its own kernels: event samples below the longest kernel,
