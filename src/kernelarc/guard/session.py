@@ -41,6 +41,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from kernelarc.guard import copier
 from kernelarc.guard.cutoff import Cutoff, EvaluationCut
 from kernelarc.guard.replies import (HOST_GAP_MS, KERNELS_REPORTED, CallReply, CallsReply, CheckReply, Described,
                                      SpecsReply, StageReply, TimeReply)
@@ -400,7 +401,7 @@ class Session:
             regions += [d.model_dump() for d in call.outputs + (call.inputs or [])]
             counts.append((len(call.outputs), None if call.inputs is None else len(call.inputs)))
         try:
-            copies = iter(copy_regions(self.cand.process.mailbox, self.ref.process.mailbox, regions))
+            copies = iter(self._copy(self.cand.process.mailbox, self.ref.process.mailbox, regions))
         except WireError as e:  # its mailbox cannot shrink (wire.sealed_mailbox): nothing an honest side does
             raise Failure("REWARD_HACK", f"workload {uuid}, {calls[0][2]}: the candidate's mailbox changed under "
                                          f"the judge's copy ({e})", uuid) from None
@@ -526,6 +527,14 @@ class Session:
         finally:
             for other in stopped:
                 other.process.thaw()
+
+    def _copy(self, src_fd: int, dst_fd: int, regions: list[dict]) -> list[dict]:
+        """`copy_regions` on the judge's copy threads (guard/copier.py), its seconds counted as `judge copy`."""
+        started = time.monotonic()
+        try:
+            return copy_regions(src_fd, dst_fd, regions, copier.pool())
+        finally:
+            self._count("judge copy", time.monotonic() - started)
 
     def _count(self, kind: str, seconds: float) -> None:
         spent = self.request_seconds.setdefault(kind, [0, 0.0])
@@ -678,11 +687,11 @@ class Session:
         calls = self.parse(self.ref, reply, StageReply, uuid).inputs
         if calls is None:
             return None
-        return _with_tensors(calls, copy_regions(self.ref.process.mailbox, staging, _tensors(calls)))
+        return _with_tensors(calls, self._copy(self.ref.process.mailbox, staging, _tensors(calls)))
 
     def _hand_inputs(self, staged: list[list[dict]], staging: int, side: Side) -> list[list[dict]]:
         """A timed block's staged inputs, copied into `side`'s mailbox; their descriptions there."""
-        return _with_tensors(staged, copy_regions(staging, side.process.mailbox, _tensors(staged)))
+        return _with_tensors(staged, self._copy(staging, side.process.mailbox, _tensors(staged)))
 
     def _block_calls(self, uuid: str, seeds: list[int], block: TimeReply) -> list[tuple[int, CallReply, str]]:
         """CPU: the outputs of every timed call of the block, to be checked like a correctness round."""
@@ -702,7 +711,7 @@ class Session:
         if validate_regions([d for _, call, _ in calls for d in call.outputs], side.process.mailbox_size(),
                             "output") is None:
             try:
-                copy_regions(side.process.mailbox, scratch, regions)
+                self._copy(side.process.mailbox, scratch, regions)
             except WireError:
                 pass  # the incumbent passed as a candidate before: its timing is all this copy is for
         return []
