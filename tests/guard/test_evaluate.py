@@ -54,6 +54,7 @@ def test_honest_candidate_is_never_rejected(task_path, candidate_path):
     assert spent["candidate call"][0] == workloads  # a workload's small rounds go in one request
     # A check of the rounds per workload, and of every timed block's calls (on the CPU every timed call is checked).
     assert spent["reference check"][0] >= workloads * (1 + FAST.cpu_iterations)
+    assert spent["judge copy"][0] >= spent["reference check"][0]  # each checked call copied out of the candidate's reach
     assert sum(s for _, s in spent.values()) <= ev.wall_s
     assert ev.sol_ms is None and ev.sol_score is None  # no SOL figures from CPU timings
     assert ev.basis == "wall" and ev.wall_ms == pytest.approx(ev.latency_ms) and ev.device_ms is None
