@@ -1,4 +1,4 @@
-"""The judge's copy threads stay off the CPUs that time GPU calls."""
+"""The judge's copies between mailboxes: byte-exact over kept mappings, on threads off the CPUs that time GPU calls."""
 
 from __future__ import annotations
 
@@ -7,7 +7,67 @@ import threading
 
 import pytest
 
-from kernelarc.guard import copier, timing_cpus
+from kernelarc.guard import copier, timing_cpus, wire
+
+
+@pytest.fixture
+def memfds():
+    made = []
+
+    def make() -> copier.FileMap:
+        made.append(copier.FileMap(os.memfd_create("copier-test")))
+        return made[-1]
+
+    yield make
+    for kept in made:
+        kept.close()
+        os.close(kept.fd)
+
+
+@pytest.mark.parametrize("threads", [0, 3])
+def test_copy_regions_packs_every_byte_of_regions_across_chunks(monkeypatch, memfds, threads):
+    """Regions of several chunks, one under a chunk and an empty one land packed and byte-exact, on the caller's
+    thread or spread over a pool's; the destination grows to hold them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(copier, "COPY_CHUNK", 4096)
+    payload = os.urandom(5 * 4096 + 100)
+    src, dst = memfds(), memfds()
+    os.pwrite(src.fd, payload, 0)
+    regions = [{"offset": 0, "nbytes": 3 * 4096 + 7}, {"offset": 3 * 4096 + 64, "nbytes": 0},
+               {"offset": 4 * 4096, "nbytes": 4096 + 100}]
+    with ThreadPoolExecutor(threads or 1) as pool:
+        copies = copier.copy_regions(src, dst, regions, pool if threads else None)
+    for region, copy in zip(regions, copies):
+        assert os.pread(dst.fd, region["nbytes"], copy["offset"]) == payload[region["offset"]:][:region["nbytes"]]
+    assert copies[0]["offset"] == 0 and copies[2]["offset"] >= copies[0]["offset"] + regions[0]["nbytes"]
+    assert os.fstat(dst.fd).st_size >= copies[2]["offset"] + regions[2]["nbytes"]
+
+
+def test_a_kept_mapping_sees_what_the_file_holds_now_and_follows_it_as_it_grows(memfds):
+    """The judge maps a mailbox once; a side writes (and grows) it between copies: each copy takes what is there
+    then, never the bytes of an earlier copy."""
+    src, dst = memfds(), memfds()
+    for size, fill in ((4096, b"a"), (4096, b"b"), (3 * 4096, b"c")):
+        os.pwrite(src.fd, fill * size, 0)
+        copier.copy_regions(src, dst, [{"offset": 0, "nbytes": size}])
+        assert os.pread(dst.fd, size, 0) == fill * size
+
+
+def test_a_region_past_the_source_end_is_a_wire_error_and_copies_nothing(memfds):
+    """A side that described a region beyond its mailbox (it cannot shrink it: wire.sealed_mailbox): a WireError
+    before any byte moves, never a read past the mapping (a SIGBUS in the judge)."""
+    src, dst = memfds(), memfds()
+    os.pwrite(src.fd, b"x" * 4096, 0)
+    with pytest.raises(wire.WireError):
+        copier.copy_regions(src, dst, [{"offset": 0, "nbytes": 4096}, {"offset": 4096, "nbytes": 4096}])
+    assert os.fstat(dst.fd).st_size == 0
+
+
+def test_only_empty_regions_map_nothing(memfds):
+    src, dst = memfds(), memfds()
+    copies = copier.copy_regions(src, dst, [{"offset": 0, "nbytes": 0}])
+    assert copies == [{"offset": 0, "nbytes": 0}] and os.fstat(dst.fd).st_size == 0
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: one reserved, one to copy on")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelarc.guard import copier
 from kernelarc.guard.samples import Samples
 from kernelarc.guard.replies import TimeReply
 from kernelarc.guard.session import kernel_shares
@@ -323,6 +324,7 @@ class _ProfiledSide(_Process):
         self.annotated, self.busy_ms = annotated, busy_ms
         self.mailbox = os.memfd_create("fake-mailbox")
         os.ftruncate(self.mailbox, 64)
+        self.mailbox_map = copier.FileMap(self.mailbox)
         self.timed: list[dict] = []
         self.fetched: list[list[int]] = []
 

@@ -50,7 +50,7 @@ from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.timing_cpus import timing_cpu
 from kernelarc.guard.types import KernelShare
-from kernelarc.guard.wire import WireError, copy_regions, tensor_nbytes
+from kernelarc.guard.wire import WireError, tensor_nbytes
 from kernelarc.task.model import Task
 
 M = TypeVar("M")
@@ -401,7 +401,7 @@ class Session:
             regions += [d.model_dump() for d in call.outputs + (call.inputs or [])]
             counts.append((len(call.outputs), None if call.inputs is None else len(call.inputs)))
         try:
-            copies = iter(self._copy(self.cand.process.mailbox, self.ref.process.mailbox, regions))
+            copies = iter(self._copy(self.cand.process.mailbox_map, self.ref.process.mailbox_map, regions))
         except WireError as e:  # its mailbox cannot shrink (wire.sealed_mailbox): nothing an honest side does
             raise Failure("REWARD_HACK", f"workload {uuid}, {calls[0][2]}: the candidate's mailbox changed under "
                                          f"the judge's copy ({e})", uuid) from None
@@ -528,11 +528,11 @@ class Session:
             for other in stopped:
                 other.process.thaw()
 
-    def _copy(self, src_fd: int, dst_fd: int, regions: list[dict]) -> list[dict]:
-        """`copy_regions` on the judge's copy threads (guard/copier.py), its seconds counted as `judge copy`."""
+    def _copy(self, src: copier.FileMap, dst: copier.FileMap, regions: list[dict]) -> list[dict]:
+        """`copier.copy_regions` on the judge's copy threads, its seconds counted as `judge copy`."""
         started = time.monotonic()
         try:
-            return copy_regions(src_fd, dst_fd, regions, copier.pool())
+            return copier.copy_regions(src, dst, regions, copier.pool())
         finally:
             self._count("judge copy", time.monotonic() - started)
 
@@ -600,8 +600,8 @@ class Session:
         block_medians: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         judged: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
         residual: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
-        staging = None if self.on_cuda else os.memfd_create("kernelarc-timed-inputs")
-        scratch = None if self.on_cuda else os.memfd_create("kernelarc-incumbent-outputs")
+        staging = None if self.on_cuda else copier.FileMap(os.memfd_create("kernelarc-timed-inputs"))
+        scratch = None if self.on_cuda else copier.FileMap(os.memfd_create("kernelarc-incumbent-outputs"))
         staged, staged_block = None, None
         try:
             with self.turns() as turn:
@@ -639,9 +639,10 @@ class Session:
                         self._audit(uuid, seeds[b], in_block if self.on_cuda else [self.seeds.rng.randrange(k)],
                                     "an audited timed call")
         finally:
-            for fd in (staging, scratch):
-                if fd is not None:
-                    os.close(fd)
+            for kept in (staging, scratch):
+                if kept is not None:
+                    kept.close()
+                    os.close(kept.fd)
         for role in reported:
             times.residual_ms[role] = median(residual[role])
             times.residual_blocks_ms[role] = residual[role]
@@ -679,7 +680,7 @@ class Session:
             self.check(uuid, [(seeds[i], call, where) for i, call in zip(batch, self._calls(fetched, len(batch), uuid))],
                        audit=True)
 
-    def _stage_inputs(self, uuid: str, seeds: list[int], staging: int) -> list[list[dict]] | None:
+    def _stage_inputs(self, uuid: str, seeds: list[int], staging: copier.FileMap) -> list[list[dict]] | None:
         """CPU: the reference side draws a timed block's inputs (side.op_stage), copied into the judge's own
         `staging` memfd (the reference side's mailbox takes the checked outputs next); None where they cannot
         travel, and each side then draws its own inside its timed request."""
@@ -687,11 +688,11 @@ class Session:
         calls = self.parse(self.ref, reply, StageReply, uuid).inputs
         if calls is None:
             return None
-        return _with_tensors(calls, self._copy(self.ref.process.mailbox, staging, _tensors(calls)))
+        return _with_tensors(calls, self._copy(self.ref.process.mailbox_map, staging, _tensors(calls)))
 
-    def _hand_inputs(self, staged: list[list[dict]], staging: int, side: Side) -> list[list[dict]]:
+    def _hand_inputs(self, staged: list[list[dict]], staging: copier.FileMap, side: Side) -> list[list[dict]]:
         """A timed block's staged inputs, copied into `side`'s mailbox; their descriptions there."""
-        return _with_tensors(staged, self._copy(staging, side.process.mailbox, _tensors(staged)))
+        return _with_tensors(staged, self._copy(staging, side.process.mailbox_map, _tensors(staged)))
 
     def _block_calls(self, uuid: str, seeds: list[int], block: TimeReply) -> list[tuple[int, CallReply, str]]:
         """CPU: the outputs of every timed call of the block, to be checked like a correctness round."""
@@ -699,7 +700,7 @@ class Session:
             raise Failure("REWARD_HACK", f"workload {uuid}: the timed calls' outputs did not come back", uuid)
         return [(seed, call, "a timed call") for seed, call in zip(seeds, block.calls)]
 
-    def _take_outputs(self, side: Side, uuid: str, seeds: list[int], block: TimeReply, scratch: int) -> list[dict]:
+    def _take_outputs(self, side: Side, uuid: str, seeds: list[int], block: TimeReply, scratch: copier.FileMap) -> list[dict]:
         """CPU: a timed block's outputs copied out of `side`'s mailbox inside the judge's clock, the candidate's into
         the reference side's (relayed for its check), the incumbent's into `scratch` (the same copy on both sides).
         A side that replied first and wrote its outputs after (while the judge parsed the reply) was KEEP 1.2-2x on
@@ -711,7 +712,7 @@ class Session:
         if validate_regions([d for _, call, _ in calls for d in call.outputs], side.process.mailbox_size(),
                             "output") is None:
             try:
-                self._copy(side.process.mailbox, scratch, regions)
+                self._copy(side.process.mailbox_map, scratch, regions)
             except WireError:
                 pass  # the incumbent passed as a candidate before: its timing is all this copy is for
         return []

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelarc.guard import sandbox, timing_cpus, wire
+from kernelarc.guard import copier, sandbox, timing_cpus, wire
 from kernelarc.guard.cutoff import Cutoff
 from kernelarc.guard.scrub import scrub
 from kernelarc.guard.watchdog import MAX_FILES, MAX_SOCKETS, WATCH_INTERVAL_S, WATCHDOG, descendants, usage
@@ -173,6 +173,8 @@ class SideProcess:
         os.set_blocking(self._cmd_w, False)  # the judge's writes wait with a deadline (wire.send)
         self.mailbox = wire.sealed_mailbox()
         """The side's shared-memory mailbox (wire.Mailbox): its outputs and inputs, for the judge to copy."""
+        self.mailbox_map = copier.FileMap(self.mailbox)
+        """The judge's own mapping of the mailbox, kept for the side's life (guard/copier.py)."""
         argv = [sys.executable, "-m", "kernelarc.guard.side", device, str(cmd_r), str(reply_w), str(self.mailbox)]
         env = side_env(self.scratch, device, sandbox.COMPILED_INSIDE if sandboxed else self.compiled, ahead)
         if sandboxed:
@@ -317,6 +319,7 @@ class SideProcess:
             except (OSError, wire.WireTimeout, subprocess.TimeoutExpired):
                 pass
         self.kill()
+        self.mailbox_map.close()
         for fd in (self._cmd_w, self._reply_r, self._log_fd, self.mailbox):
             try:
                 os.close(fd)

@@ -6,7 +6,7 @@ with a deadline, and reads with a cap on the length, so a side that hangs, flood
 evaluation and nothing else.
 
 Tensors travel through shared memory instead (`Mailbox`, needs torch, used only by the sides; the
-judge moves bytes between mailboxes with `copy_regions`). Imports without torch.
+judge moves bytes between mailboxes with guard/copier.py). Imports without torch.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import select
 import struct
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, wait
 
 from kernelarc.guard import host_pinning
 
@@ -25,8 +24,6 @@ MAX_HEADER_BYTES = 4 << 20
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for (Linux's default cap): fewer wake-ups when outputs of megabytes travel."""
 _LENGTH = struct.Struct(">Q")
-COPY_CHUNK = 32 << 20
-"""Bytes of one region a thread of `copy_regions`'s pool copies at a time: a 256 MiB output is eight of them."""
 
 
 class WireError(Exception):
@@ -192,11 +189,11 @@ class Mailbox:
         """Put every exact tensor of `values` in the mailbox, one after another from `start` (what lies
         before it stays); their descriptions."""
         described = [describe(v) for v in values]
-        offset, places = _aligned(start), []
+        offset, places = aligned(start), []
         for d in described:
             places.append(offset)
             if d["kind"] == "tensor":
-                offset += _aligned(tensor_nbytes(d))
+                offset += aligned(tensor_nbytes(d))
         view = self._view(offset)
         for d, v, at in zip(described, values, places):
             if d["kind"] == "tensor":
@@ -216,47 +213,14 @@ class Mailbox:
         return view[at:at + n].view(dtype).reshape(tuple(description["shape"])).to(device, copy=True)
 
 
-def _aligned(n: int) -> int:
+def aligned(n: int) -> int:
+    """`n` rounded up to where the next tensor in a mailbox may start."""
     return -(-n // ALIGN) * ALIGN
 
 
 def end_offset(described: list[dict], start: int = 0) -> int:
     """Where the next write may start after tensors `Mailbox.write` placed from `start`."""
-    return max([_aligned(start)] + [_aligned(d["offset"] + d["nbytes"]) for d in described if d.get("kind") == "tensor"])
-
-
-def copy_regions(src_fd: int, dst_fd: int, descriptions: list[dict], pool: Executor | None = None) -> list[dict]:
-    """Copy the tensors `descriptions` place in one mailbox into another, packed from offset 0; the
-    descriptions of the copies. The judge calls this after checking every region lies in the source.
-    With `pool` (guard/copier.py), chunks of COPY_CHUNK bytes are copied on its threads at once."""
-    offset, copies = 0, []
-    for d in descriptions:
-        copies.append({**d, "offset": offset})
-        offset += _aligned(d["nbytes"])
-    if os.fstat(dst_fd).st_size < offset:
-        os.ftruncate(dst_fd, offset)
-    chunks = [(d["offset"] + i, c["offset"] + i, min(COPY_CHUNK, d["nbytes"] - i))
-              for d, c in zip(descriptions, copies) for i in range(0, d["nbytes"], COPY_CHUNK)]
-    if pool is None or len(chunks) < 2:
-        for at, to, n in chunks:
-            _copy(src_fd, dst_fd, at, to, n)
-        return copies
-    done, _ = wait([pool.submit(_copy, src_fd, dst_fd, at, to, n) for at, to, n in chunks])
-    for future in done:  # every chunk has ended before the first failure is raised: none writes after
-        future.result()
-    return copies
-
-
-def _copy(src: int, dst: int, at: int, to: int, n: int) -> None:
-    while n > 0:
-        try:
-            done = os.copy_file_range(src, dst, n, at, to)
-        except OSError:  # a kernel without it for these files: through user space
-            chunk = os.pread(src, min(n, 1 << 24), at)
-            done = os.pwrite(dst, chunk, to) if chunk else 0
-        if done <= 0:
-            raise WireError("a mailbox ended before the region the side described")
-        at, to, n = at + done, to + done, n - done
+    return max([aligned(start)] + [aligned(d["offset"] + d["nbytes"]) for d in described if d.get("kind") == "tensor"])
 
 
 def tensor_nbytes(description: dict) -> int:
@@ -273,5 +237,5 @@ def tensor_nbytes(description: dict) -> int:
     return n * sizes[description["dtype"]]
 
 
-__all__ = ["WireError", "WireTimeout", "Mailbox", "sealed_mailbox", "send", "receive", "widen", "describe", "copy_regions",
-           "end_offset", "tensor_nbytes", "ALIGN"]
+__all__ = ["WireError", "WireTimeout", "Mailbox", "sealed_mailbox", "send", "receive", "widen", "describe",
+           "end_offset", "tensor_nbytes", "aligned", "ALIGN"]
