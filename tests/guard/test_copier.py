@@ -64,6 +64,18 @@ def test_a_region_past_the_source_end_is_a_wire_error_and_copies_nothing(memfds)
     assert os.fstat(dst.fd).st_size == 0
 
 
+def test_a_mailbox_grown_past_any_address_space_is_mapped_only_as_far_as_its_regions_go(memfds):
+    """A side may grow its own mailbox to exabytes (sparse): a region near its start still copies, one near its end
+    is a WireError (the candidate's REWARD_HACK in Session.relay), never an error out of the judge."""
+    src, dst = memfds(), memfds()
+    os.ftruncate(src.fd, 1 << 62)
+    os.pwrite(src.fd, b"y" * 4096, 0)
+    copier.copy_regions(src, dst, [{"offset": 0, "nbytes": 4096}])
+    assert os.pread(dst.fd, 4096, 0) == b"y" * 4096
+    with pytest.raises(wire.WireError):
+        copier.copy_regions(src, dst, [{"offset": (1 << 62) - 4096, "nbytes": 4096}])
+
+
 def test_only_empty_regions_map_nothing(memfds):
     src, dst = memfds(), memfds()
     copies = copier.copy_regions(src, dst, [{"offset": 0, "nbytes": 0}])

@@ -42,7 +42,10 @@ class FileMap:
         """The file's bytes over the judge's mapping, which lives as long as the array (its base) does."""
 
     def bytes(self, end: int, grow: bool) -> np.ndarray:
-        """The file's bytes, at least `end` of them: grown to `end` when `grow`, else a WireError if it is shorter."""
+        """The file's first bytes, at least `end` of them: the file grown to `end` when `grow`, else a WireError if
+        it is shorter. Only what is asked for is mapped (doubling, to remap seldom), never the whole file: a side
+        without the sandbox's file-size limit (`--unsafe-no-sandbox`; a sandboxed one gets EFBIG past its memory or
+        disk cap) may grow its mailbox past what an address space holds, and a region there is a WireError."""
         size = os.fstat(self.fd).st_size
         if size < end:
             if not grow:
@@ -50,7 +53,11 @@ class FileMap:
             os.ftruncate(self.fd, end)
             size = end
         if self._bytes is None or self._bytes.size < end:
-            self._bytes = np.frombuffer(mmap.mmap(self.fd, size), dtype=np.uint8)
+            length = min(size, max(end, 2 * (0 if self._bytes is None else self._bytes.size)))
+            try:
+                self._bytes = np.frombuffer(mmap.mmap(self.fd, length), dtype=np.uint8)
+            except (OSError, OverflowError, ValueError) as e:
+                raise WireError(f"{length} bytes of a mailbox could not be mapped ({e})") from None
         return self._bytes
 
     def close(self) -> None:
