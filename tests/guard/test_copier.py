@@ -65,8 +65,9 @@ def test_a_region_past_the_source_end_is_a_wire_error_and_copies_nothing(memfds)
 
 
 def test_a_mailbox_grown_past_any_address_space_is_mapped_only_as_far_as_its_regions_go(memfds):
-    """A side may grow its own mailbox to exabytes (sparse): a region near its start still copies, one near its end
-    is a WireError (the candidate's REWARD_HACK in Session.relay), never an error out of the judge."""
+    """A side outside the sandbox's file-size limit (`--unsafe-no-sandbox`) may grow its own mailbox to exabytes
+    (sparse): a region near its start still copies, one near its end is a WireError (the candidate's REWARD_HACK in
+    Session.relay), never an error out of the judge."""
     src, dst = memfds(), memfds()
     os.ftruncate(src.fd, 1 << 62)
     os.pwrite(src.fd, b"y" * 4096, 0)
