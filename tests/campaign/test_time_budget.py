@@ -78,6 +78,18 @@ def test_the_finals_reserve_counts_the_leader_and_each_baseline_it_will_be_timed
     assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((8.0 + 2.0) + (8.0 + 5.0)))
 
 
+def test_a_leading_baseline_counts_as_an_opponent_since_the_round_may_displace_it(tmp_path):
+    """torch.compile leads before the round: a candidate of the round that takes the lead faces both baselines
+    (session 35, H100: a reserve of one opponent cut cross_entropy_vocab's finals, 17 s left for 35 s of them)."""
+    campaign = _campaign(tmp_path, agents=1)
+    _baseline(campaign, 1, "eager", wall_s=6.0, reference_s=0.0)
+    compiled = propose(campaign.store, 2, agent_id=None, strategy="baseline", claim="baseline: torch.compile")
+    campaign.store.record_verdict(compiled, keep(speedup=5.0).model_copy(update={"wall_s": 7.0}), against_incumbent_id=None)
+    campaign.baselines["torch.compile"] = compiled
+    assert campaign.leader().candidate_id == compiled
+    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((7.0 + 6.0) + (7.0 + 7.0)))
+
+
 def test_a_round_leaves_room_for_the_last_rounds_proposal_time(tmp_path):
     campaign = _campaign(tmp_path, agents=4)
     campaign._limit_at = time.monotonic() + 100

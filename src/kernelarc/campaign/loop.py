@@ -264,13 +264,16 @@ class Campaign:
         both of their own evaluations; the leader's counts at least the median, as this round's candidates
         may displace it. 0 before anything was measured. (One median evaluation per baseline, the rule
         before, left 6 s for a leader of 8 s against a torch.compile side of 5 s: the finals were cut on
-        the H200, docs/benchmarks.md session 13.) `median_s`: the median evaluation, when the caller has it."""
+        the H200, docs/benchmarks.md session 13.) Every correct baseline counts as an opponent, the leading one
+        too: a candidate of the round about to run may take the lead and then faces them all (with a leading
+        torch.compile left out, two of six 75 s campaigns on the H100 had their finals cut, session 35:
+        cross_entropy_vocab's round was cut 17 s before the limit, and its new leader's finals needed 35 s).
+        `median_s`: the median evaluation, when the caller has it."""
         median_s = self.median_evaluation_s() if median_s is None else median_s
         leader = self.leader()
-        leader_id = leader.candidate_id if leader is not None else None
-        lead_s = max(median_s, self.evaluation_cost_s(leader_id, median_s) if leader_id is not None else 0.0)
-        opponents = [cid for cid in self.baselines.values() if cid != leader_id
-                     and (r := self.store.evaluation(cid)) is not None and r.evaluation.correct]
+        lead_s = max(median_s, self.evaluation_cost_s(leader.candidate_id, median_s) if leader is not None else 0.0)
+        opponents = [cid for cid in self.baselines.values()
+                     if (r := self.store.evaluation(cid)) is not None and r.evaluation.correct]
         return FINALS_MARGIN * sum(lead_s + self.evaluation_cost_s(cid, median_s) for cid in opponents)
 
     def _round_slots(self) -> list[AgentSlot]:
