@@ -204,12 +204,15 @@ def _workload_sol_score(winner: Evaluation, vs_compile: Evaluation | None) -> fl
 
 def timing_consistency(store, finals: Finals, baselines: dict[str, int], min_ms: float = 0.02) -> dict:
     """How far apart the times of one candidate came out across the campaign's evaluations (as the
-    candidate, as another's incumbent, in the final head-to-heads): the spread (max - min) / median
+    candidate, as another's incumbent, in the final head-to-heads; the reference's times, in evaluations
+    against it, as the eager baseline's, whose code it is): the spread (max - min) / median
     per candidate timed at least twice, median and p90 over candidates, for the latency that decided and
     for each clock apart (`by_clock`: device time is the kernels' own; wall time adds the host's work per
     call, which on a shared host follows the host between evaluations); times under `min_ms` left out
     (issue 15 asks for agreement from 20 µs up)."""
-    records = [(r.candidate_id, r.against_incumbent_id, r.evaluation) for r in store.evaluations()]
+    eager = baselines.get(EAGER)
+    records = [(r.candidate_id, eager if r.against_incumbent_id is None else r.against_incumbent_id, r.evaluation)
+               for r in store.evaluations()]
     if finals.winner is not None:
         records += [(finals.winner.candidate_id, baselines[name], ev) for name, ev in finals.against.items()]
     records = [(c, i, ev) for c, i, ev in records if ev.correct]
