@@ -330,3 +330,22 @@ def test_a_cuda_sides_mailbox_is_page_locked_and_carries_tensors_exactly():
     large = torch.randn(1 << 24, device="cuda")
     (placed,) = box.write([large])
     assert box.is_pinned and torch.equal(box.read(placed, "cuda"), large)
+
+
+
+def test_a_side_imports_before_its_first_request_every_module_its_requests_import():
+    """side.REQUEST_MODULES must name every kernelarc module imported inside side.py's functions: one left out
+    is imported by each fresh candidate side inside its evaluation, under the device lock."""
+    import ast
+
+    from kernelarc.guard import side
+
+    late = set()
+    for node in ast.walk(ast.parse(Path(side.__file__).read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for imp in ast.walk(node):
+                if isinstance(imp, ast.ImportFrom) and imp.module == "kernelarc.guard":  # `from kernelarc.guard import timing`
+                    late |= {f"kernelarc.guard.{alias.name}" for alias in imp.names}
+                elif isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith("kernelarc."):
+                    late.add(imp.module)
+    assert late and late <= set(side.REQUEST_MODULES)

@@ -506,6 +506,13 @@ def _non_finite(torch, outputs: list, tolerances: list) -> int | None:
     return None
 
 
+REQUEST_MODULES = ("kernelarc.task.model", "kernelarc.task.runtime", "kernelarc.guard.candidate", "kernelarc.guard.loading",
+                   "kernelarc.guard.correctness", "kernelarc.guard.timing")
+"""kernelarc's own modules that a side's requests import (setup, load, call, time): imported before the first
+request, while a pooled side waits, since every candidate's side is fresh and imported them inside its
+evaluation, under the device lock (0.14-0.15 s on the 2-core development machine, 2026-12-07). Trusted code,
+imported after the side dropped its identity like everything else it imports."""
+
 PREWARM_MODULES = ("torch._dynamo", "torch._inductor.runtime.triton_heuristics", "torch._inductor.select_algorithm")
 """What torch.compile candidates and Inductor's generated code (the `inductor_seed` family) import: 1-2 s
 each, paid by a CUDA side while it waits in the pool instead of in the candidate's compile stage, under
@@ -558,6 +565,8 @@ def main(argv: list[str]) -> int:
         import triton  # noqa: F401
     except ImportError:
         pass
+    for name in REQUEST_MODULES:
+        importlib.import_module(name)
     Side(device, wire.Mailbox(mailbox_fd, pinned=device.startswith("cuda")), warming=prewarm(device)).serve(cmd_fd, reply_fd)
     return 0
 
