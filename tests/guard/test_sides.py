@@ -349,3 +349,17 @@ def test_a_side_imports_before_its_first_request_every_module_its_requests_impor
                 elif isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith("kernelarc."):
                     late.add(imp.module)
     assert late and late <= set(side.REQUEST_MODULES)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton")
+def test_a_pooled_side_leaves_tritons_hash_of_itself_computed_for_its_first_launch():
+    """Triton's first launch in a process hashes its own installation (0.35 s on the H100); a side's
+    background warm-up (`import_compilers`) must leave it computed, in a fresh process as a side is."""
+    probe = ("from triton.runtime.cache import triton_key\n"
+             "from kernelarc.guard.side import import_compilers\n"
+             "assert triton_key.cache_info().currsize == 0\n"
+             "import_compilers()\n"
+             "print(triton_key.cache_info().currsize)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "1"

@@ -521,7 +521,7 @@ the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
 
 def prewarm(device: str) -> threading.Thread | None:
     """Pay a CUDA side's one-time costs while it waits for its first request: the context and CUPTI's
-    start now, the compilers' imports in a background thread (returned), so that a side taken at once as
+    start now, the compilers' imports and Triton's hash of itself (`hash_triton`) in a background thread (returned), so that a side taken at once as
     the reference, which never compiles, starts its work without waiting for them (`Side.settle`).
 
     Nothing here may fail the side: a missing GPU is reported by the first request that needs it.
@@ -553,6 +553,23 @@ def import_compilers() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the candidate that needs it reports the failure
             traceback.print_exc()
+    hash_triton()
+
+
+def hash_triton() -> None:
+    """Compute Triton's hash of its own installation, which its first launch in a process needs for every
+    cache key (`triton.runtime.cache.triton_key`, kept for the process): it reads and hashes Triton's
+    sources and its libtriton (hundreds of MB). On the H100 it was 0.35 s of the 0.49 s first call of a
+    Triton candidate whose kernels were already in its cache, under the device lock (bench/gpu/side_profile.py,
+    docs/benchmarks.md session 36); Inductor's cache keys call it too."""
+    try:
+        from triton.runtime.cache import triton_key
+    except ImportError:  # no Triton, or one that keeps the hash elsewhere: its first launch pays as before
+        return
+    try:
+        triton_key()
+    except Exception:  # noqa: BLE001 - a launch that needs it reports the failure
+        traceback.print_exc()
 
 
 def main(argv: list[str]) -> int:
