@@ -176,6 +176,9 @@ class Judge:
         self._lock = threading.Lock()
         self._output_specs: dict[str, list[dict]] = {}
         """Each workload's output shapes and dtypes as the reference side reported them (Judge.prebuild)."""
+        self._mailbox_bytes = 0
+        """The most a candidate's side puts in its mailbox at once (`Session.mailbox_bytes`), known from this
+        judge's first evaluation on: later ones reserve it in their fresh sides before the lock (`_settled`)."""
         self._ahead_spare: SideProcess | None = None
         """A GPU-less side started for the next `prebuild` while one ran (`_ahead_side`)."""
         self._closed = False
@@ -269,14 +272,15 @@ class Judge:
             self.pool.give_back(ready.candidate, ready.spare)
 
     def _settled(self, side: SideProcess, deadline: float, cutoff: Cutoff | None) -> SideProcess:
-        """`side` once it answers (its start-up done), or, where it died starting, another from the pool (whose
+        """`side` once it answers (its start-up done, its mailbox made as large as a request of this task fills),
+        or, where it died starting, another from the pool (whose
         failure, if it fails too, the evaluation reports where it uses it).
 
         Raises:
             EvaluationCut: `cutoff` passed first; `side`, its reply still to come, is ended.
         """
         try:
-            side.request({"op": "settle"}, deadline=deadline, cutoff=cutoff)
+            side.request({"op": "settle", "reserve": self._mailbox_bytes}, deadline=deadline, cutoff=cutoff)
             return side
         except SideFailure as f:
             side.close(grace_s=0.0)
@@ -409,6 +413,7 @@ class Judge:
                 session.setup(session.ref, None, "reference")
             session.describe_outputs()
             self._output_specs = {w.uuid: session.specs(w.uuid) for w in self.task.workloads}
+            self._mailbox_bytes = session.mailbox_bytes()
             ref_ok = True
             session.enter("compile", settings.compile_timeout_s)
             session.compile_s = session.setup(session.cand, candidate.model_dump(mode="json"), "candidate")

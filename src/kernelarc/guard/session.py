@@ -50,7 +50,7 @@ from kernelarc.guard.settings import GuardSettings
 from kernelarc.guard.sides import Reply, SideFailure, SideProcess
 from kernelarc.guard.timing_cpus import timing_cpu
 from kernelarc.guard.types import KernelShare
-from kernelarc.guard.wire import WireError, tensor_nbytes
+from kernelarc.guard.wire import WireError, aligned, tensor_nbytes
 from kernelarc.task.model import Task
 
 M = TypeVar("M")
@@ -367,9 +367,22 @@ class Session:
 
     def _batches(self, uuid: str, calls: list[int]) -> list[list[int]]:
         """`calls` in consecutive groups whose outputs and inputs fit CHECK_BATCH_BYTES (one call at least)."""
-        per_call = self.output_bytes(uuid) + self.input_bytes[uuid]
-        size = max(1, CHECK_BATCH_BYTES // max(per_call, 1))
+        size = self._batch_size(uuid)
         return [calls[first:first + size] for first in range(0, len(calls), size)]
+
+    def _batch_size(self, uuid: str) -> int:
+        return max(1, CHECK_BATCH_BYTES // max(self.output_bytes(uuid) + self.input_bytes[uuid], 1))
+
+    def mailbox_bytes(self) -> int:
+        """The most a candidate's side puts in its mailbox at once: a request's calls (a correctness batch of
+        rounds, an audit's fetch) with their outputs and tensor inputs, as `Mailbox.write` lays them out."""
+        rounds = self.settings.rounds or self.task.rounds
+
+        def request_bytes(uuid: str) -> int:
+            calls = min(self._batch_size(uuid), max(rounds, audit_count(self.settings.audits, self.output_bytes(uuid)
+                                                                         + self.input_bytes[uuid])))
+            return calls * sum(aligned(tensor_nbytes(d)) for d in self.outputs[uuid] + self.input_specs[uuid])
+        return max(map(request_bytes, self.outputs), default=0)
 
     def _calls(self, reply: Reply, n: int, uuid: str) -> list[CallReply]:
         """The `n` calls a candidate's reply must hold, one per call asked for."""

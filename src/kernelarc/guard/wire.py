@@ -173,6 +173,10 @@ class Mailbox:
                 self._pinned_at = address if host_pinning.pin(address, len(self._map)) else None
         return torch.frombuffer(self._map, dtype=torch.uint8)
 
+    def reserve(self, size: int) -> None:
+        """Map (and pin) `size` bytes now, so that writes up to that end find them ready."""
+        self._view(size)
+
     @property
     def is_pinned(self) -> bool:
         """The current mapping is page-locked."""
