@@ -188,6 +188,7 @@ def test_a_prebuild_leaves_the_evaluation_a_load(tmp_path):
         assert judge.prebuild(cpp, settings)
         built_s = time.monotonic() - started
         ev = judge.evaluate(cpp, device="cpu", settings=settings)
+        assert not judge.prebuild(cpp, settings)  # judged here, its build kept: nothing is left to build ahead
     assert ev.correct, ev.reason
     assert ev.stage_seconds["compile"] < built_s / 3, (built_s, ev.stage_seconds)
     assert ev.builds_restored and all(name in cpp.source for name in ev.builds_restored)  # and it says so

@@ -176,6 +176,11 @@ class Judge:
         self._lock = threading.Lock()
         self._output_specs: dict[str, list[dict]] = {}
         """Each workload's output shapes and dtypes as the reference side reported them (Judge.prebuild)."""
+        self._judged: set[str] = set()
+        """Hashes of the code whose side this judge ran to the end and whose builds and compiler caches it kept:
+        building that code ahead again has nothing left to build. The finals' winner was built ahead once per
+        head-to-head, each in a GPU-less side of its own, while the time limit ran (H100, session 36). (On GPUs of
+        different kinds in one campaign, the build a skipped prebuild would have made happens in the evaluation.)"""
         self._mailbox_bytes = 0
         """The most a candidate's side puts in its mailbox at once (`Session.mailbox_bytes`), known from this
         judge's first evaluation on: later ones reserve it in their fresh sides before the lock (`_settled`)."""
@@ -302,7 +307,8 @@ class Judge:
         Failures are left for the evaluation to report: this only saves time.
         """
         ahead = build_for is not None and candidate.language == "triton" and bool(self._output_specs)
-        if self.build_cache is None or not (needs_build(candidate) or ahead) or check_candidate(candidate) is not None:
+        if (self.build_cache is None or not (needs_build(candidate) or ahead) or candidate.hash in self._judged
+                or check_candidate(candidate) is not None):
             return False
         settings = settings or GuardSettings()
         side = self._ahead_side()
@@ -453,6 +459,7 @@ class Judge:
                     # a killed side's caches may be half written
                     if side is not None and side is not failed and code is not None and side.proc.poll() is None:
                         self.build_cache.keep_compiled(side.compiled, code)
+                        self._judged.add(code.hash)
             cand.close()
             if inc is not None and inc_ok and inc.proc.poll() is None:
                 self._park(device, incumbent, inc, settings)
