@@ -38,7 +38,7 @@ def main() -> int:
         return 2
     out, task = Path(sys.argv[1]), load_task(sys.argv[2])
     candidate = load_candidate(Path(sys.argv[3]), task)
-    device = sys.argv[4] if len(sys.argv) > 4 else "cuda"
+    device = sys.argv[4] if len(sys.argv) > 4 else "cuda:0"  # a side's device always has its index
     pins = count_pins()
     rows: list[dict] = []
 
