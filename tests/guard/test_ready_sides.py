@@ -52,6 +52,20 @@ def test_the_candidate_side_and_a_spare_for_an_unparked_incumbent_are_ready_befo
     assert ready.candidate.proc.poll() is not None, "past the pool's depth a side given back ends"
 
 
+def test_the_candidate_sides_mailbox_is_made_as_large_as_a_request_before_the_lock_and_the_spares_is_not(judge, task):
+    """A candidate's side puts outputs and inputs in its mailbox; an incumbent's only times on the GPU, and a
+    parked one would keep a page-locked mailbox it never uses."""
+    import os
+
+    judge._mailbox_bytes = 3 << 20  # as the judge's first evaluation learns it (Session.mailbox_bytes)
+    ready = judge.ready_sides(DEVICE, _incumbent(task), SETTINGS, None)
+    try:
+        assert os.fstat(ready.candidate.mailbox).st_size >= 3 << 20
+        assert os.fstat(ready.spare.mailbox).st_size == 0
+    finally:
+        judge.give_back(ready)
+
+
 def test_no_spare_where_the_incumbent_is_parked_and_none_on_the_cpu(judge, task):
     incumbent = _incumbent(task)
     judge._incumbents[(DEVICE, _code_key(incumbent))] = object()  # parked: its own side serves it

@@ -263,7 +263,7 @@ class Judge:
             spare = None if parked else self.pool.take(device)
         deadline = started + settings.compile_timeout_s
         try:
-            candidate = self._settled(candidate, deadline, cutoff)
+            candidate = self._settled(candidate, deadline, cutoff, reserve=self._mailbox_bytes)
             if spare is not None:
                 spare = self._settled(spare, deadline, cutoff)
         except EvaluationCut:
@@ -276,16 +276,17 @@ class Judge:
         if ready is not None:
             self.pool.give_back(ready.candidate, ready.spare)
 
-    def _settled(self, side: SideProcess, deadline: float, cutoff: Cutoff | None) -> SideProcess:
-        """`side` once it answers (its start-up done, its mailbox made as large as a request of this task fills),
-        or, where it died starting, another from the pool (whose
-        failure, if it fails too, the evaluation reports where it uses it).
+    def _settled(self, side: SideProcess, deadline: float, cutoff: Cutoff | None, reserve: int = 0) -> SideProcess:
+        """`side` once it answers (its start-up done, and its mailbox made `reserve` bytes large: a candidate's
+        side, which puts its outputs and inputs there; an incumbent's on the GPU only times, and a mailbox page-
+        locked for nothing would stay so while it is parked), or, where it died starting, another from the pool
+        (whose failure, if it fails too, the evaluation reports where it uses it).
 
         Raises:
             EvaluationCut: `cutoff` passed first; `side`, its reply still to come, is ended.
         """
         try:
-            side.request({"op": "settle", "reserve": self._mailbox_bytes}, deadline=deadline, cutoff=cutoff)
+            side.request({"op": "settle", "reserve": reserve}, deadline=deadline, cutoff=cutoff)
             return side
         except SideFailure as f:
             side.close(grace_s=0.0)
