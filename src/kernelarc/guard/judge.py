@@ -183,7 +183,8 @@ class Judge:
         different kinds in one campaign, the build a skipped prebuild would have made happens in the evaluation.)"""
         self._mailbox_bytes = 0
         """The most a candidate's side puts in its mailbox at once (`Session.mailbox_bytes`), known from this
-        judge's first evaluation on: later ones reserve it in their fresh sides before the lock (`_settled`)."""
+        judge's first evaluation on: later ones reserve it in their candidate's fresh side before the lock
+        (`_settled`)."""
         self._ahead_spare: SideProcess | None = None
         """A GPU-less side started for the next `prebuild` while one ran (`_ahead_side`)."""
         self._closed = False

@@ -526,8 +526,9 @@ the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
 
 def prewarm(device: str) -> threading.Thread | None:
     """Pay a CUDA side's one-time costs while it waits for its first request: the context and CUPTI's
-    start now, the compilers' imports and Triton's hash of itself (`hash_triton`) in a background thread (returned), so that a side taken at once as
-    the reference, which never compiles, starts its work without waiting for them (`Side.settle`).
+    start now, the compilers' imports and Triton's hash of itself (`hash_triton`) in a background thread
+    (returned), so that a side taken at once as the reference, which never compiles, starts its work without
+    waiting for them (`Side.settle`).
 
     Nothing here may fail the side: a missing GPU is reported by the first request that needs it.
     """
