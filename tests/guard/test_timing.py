@@ -319,9 +319,11 @@ class _ProfiledSide(_Process):
     busy for 0.6 ms of it (`busy_ms`), or without busy times at all (None); and `fetch` requests for its
     kept calls (`fetched`: the indices asked for, per block)."""
 
-    def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6):
+    def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6, clocks: list[int] = ()):
         super().__init__(log, name)
         self.annotated, self.busy_ms = annotated, busy_ms
+        self.clocks = list(clocks)
+        """SM clocks to report after successive blocks (none: the side reports none, as without NVML)."""
         self.mailbox = os.memfd_create("fake-mailbox")
         os.ftruncate(self.mailbox, 64)
         self.mailbox_map = copier.FileMap(self.mailbox)
@@ -341,8 +343,9 @@ class _ProfiledSide(_Process):
         self.timed.append(header)
         n = len(header["seeds"])
         busy = {} if self.busy_ms is None else {"busy_ms": [self.busy_ms] * n}
+        clock = {"sm_mhz": self.clocks.pop(0)} if self.clocks else {}
         return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
-                      "annotated": self.annotated, **busy}, seconds=0.01 * n)
+                      "annotated": self.annotated, **busy, **clock}, seconds=0.01 * n)
 
 
 class _Checker(_ProfiledSide):
@@ -409,6 +412,29 @@ def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == busy and times.longest_kernel_ms == 0.125
+
+
+def test_each_sides_clock_after_its_blocks_is_kept_beside_its_times():
+    """The SM clock each side reads after a timed block (side.sm_clock_mhz) is kept per role, its median reported
+    beside the times; a side that reads none (no NVML) reports none."""
+    from kernelarc.guard.session import WorkloadTimes
+
+    candidate = _ProfiledSide([], "candidate", annotated=False, clocks=[1980, 1755, 1980, 1980])
+    session = _profiled_session(candidate)
+    times = WorkloadTimes()
+    session._device_pass("w", [], iterations=8, fit=2, times=times)  # four blocks a side
+    assert times.sm_mhz == {"candidate": [1980, 1755, 1980, 1980]}
+    assert times.median_sm_mhz("candidate") == 1980 and times.median_sm_mhz("incumbent") is None
+
+
+def test_a_side_without_nvml_or_a_gpu_reads_no_clock():
+    import torch
+
+    from kernelarc.guard.side import sm_clock_mhz
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is there: its clock is read (the GPU tests)")
+    assert sm_clock_mhz(torch, torch.device("cuda:0")) is None
 
 
 def test_a_reply_without_busy_times_is_held_to_its_whole_spans():

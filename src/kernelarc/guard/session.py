@@ -154,6 +154,17 @@ class WorkloadTimes:
     paired: tuple[float, ...] = ()
     """Per ABBA pair of blocks of the wall pass, the incumbent's median over the candidate's: two blocks
     timed back to back see the same host, so the ratio holds where the absolute times drift (guard/verdict.py)."""
+    sm_mhz: dict[str, list[int]] = field(default_factory=dict)
+    """Per role, the SM clock its side read after each of its timed blocks (side.sm_clock_mhz), where it read one."""
+
+    def note_clock(self, role: str, block: TimeReply) -> None:
+        if block.sm_mhz is not None:
+            self.sm_mhz.setdefault(role, []).append(block.sm_mhz)
+
+    def median_sm_mhz(self, role: str) -> int | None:
+        """The median of `role`'s clock readings: reported beside its times, never judged."""
+        got = self.sm_mhz.get(role)
+        return round(median(got)) if got else None
 
 
 def kernel_shares(totals: dict[str, list[float]], calls: int) -> tuple[KernelShare, ...]:
@@ -579,6 +590,7 @@ class Session:
                                         "specs": specs, "capture": side is self.cand, "cpu": self.timing_cpu},
                                  workload=uuid)
                 block = self.parse(side, reply, TimeReply, uuid)
+                times.note_clock(side.role, block)
                 if side is self.cand:
                     self._audit(uuid, seeds[b], [i - b * per_block for i in audits
                                                  if b * per_block <= i < (b + 1) * per_block], "a profiled call")
@@ -635,6 +647,7 @@ class Session:
                     asked = time.perf_counter()
                     reply = self.ask(side, request, workload=uuid)
                     block = self.parse(side, reply, TimeReply, uuid)
+                    times.note_clock(side.role, block)
                     if self.on_cuda:
                         seconds = reply.seconds + handed_s
                     else:  # the clock runs until the outputs are out of the side's reach (see _take_outputs)
