@@ -382,7 +382,14 @@ class Session:
         return [calls[first:first + size] for first in range(0, len(calls), size)]
 
     def _batch_size(self, uuid: str) -> int:
-        return max(1, CHECK_BATCH_BYTES // max(self.output_bytes(uuid) + self.input_bytes[uuid], 1))
+        return max(1, CHECK_BATCH_BYTES // max(self.call_bytes(uuid), 1))
+
+    def call_bytes(self, uuid: str) -> int:
+        """One call's outputs and tensor inputs, the bytes a checked or audited call moves."""
+        return self.output_bytes(uuid) + self.input_bytes[uuid]
+
+    def _audits(self, uuid: str) -> int:
+        return audit_count(self.settings.audits, self.call_bytes(uuid))
 
     def mailbox_bytes(self) -> int:
         """The most a candidate's side puts in its mailbox at once: a request's calls (a correctness batch of
@@ -390,8 +397,7 @@ class Session:
         rounds = self.settings.rounds or self.task.rounds
 
         def request_bytes(uuid: str) -> int:
-            calls = min(self._batch_size(uuid), max(rounds, audit_count(self.settings.audits, self.output_bytes(uuid)
-                                                                         + self.input_bytes[uuid])))
+            calls = min(self._batch_size(uuid), max(rounds, self._audits(uuid)))
             return calls * sum(aligned(tensor_nbytes(d)) for d in self.outputs[uuid] + self.input_specs[uuid])
         return max(map(request_bytes, self.outputs), default=0)
 
@@ -695,8 +701,7 @@ class Session:
     def _audited(self, uuid: str, total: int) -> set[int]:
         """Which of a pass's `total` candidate calls are audited, drawn by the judge (the side learns which only
         after its block ran): `audit_count` of them."""
-        per_call = self.output_bytes(uuid) + self.input_bytes[uuid]
-        return set(self.seeds.rng.sample(range(total), min(total, audit_count(self.settings.audits, per_call))))
+        return set(self.seeds.rng.sample(range(total), min(total, self._audits(uuid))))
 
     def _audit(self, uuid: str, seeds: list[int], indices: list[int], where: str) -> None:
         """The candidate's last block's calls at `indices`, fetched with their inputs after the call and checked

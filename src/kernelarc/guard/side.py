@@ -584,10 +584,10 @@ def hash_triton() -> None:
     docs/benchmarks.md session 36); Inductor's cache keys call it too."""
     try:
         from triton.runtime.cache import triton_key
-    except ImportError:  # no Triton, or one that keeps the hash elsewhere: its first launch pays as before
-        return
-    try:
+
         triton_key()
+    except ImportError:  # no Triton, or one that keeps the hash elsewhere: its first launch pays as before
+        pass
     except Exception:  # noqa: BLE001 - a launch that needs it reports the failure
         traceback.print_exc()
 
