@@ -46,27 +46,6 @@ def test_each_clock_has_its_own_spread_and_the_deciding_one_is_the_headline(tmp_
     assert {k: got[k] for k in ("candidates", "median_spread", "p90_spread", "min_ms")} == got["by_clock"]["wall"]
 
 
-def test_the_sm_clocks_read_beside_the_times_are_reported_as_their_range(tmp_path):
-    """Each workload's median SM clock per side (guard `sm_mhz`) over the campaign's correct evaluations: a moved
-    clock explains a compute-bound kernel's spread; a campaign that read none (the CPU) reports None."""
-    from kernelarc.guard.types import WorkloadResult
-
-    store = open_campaign(tmp_path / "campaign.db")
-    eager = propose(store, 0, agent_id=None, strategy="baseline", claim="baseline: eager")
-    clocked = timed(0.100, 0.050, 0.100, 0.050)
-    workloads = (WorkloadResult(uuid="a", status=Status.PASSED, sm_mhz=1980, incumbent_sm_mhz=1755),
-                 WorkloadResult(uuid="b", status=Status.PASSED, sm_mhz=1830, incumbent_sm_mhz=None))
-    store.record_verdict(eager, clocked.model_copy(update={"workloads": workloads}), against_incumbent_id=None)
-    assert timing_consistency(store, Finals(), {"eager": eager})["sm_mhz"] == {"min": 1755, "max": 1980, "readings": 3}
-    failed = reject().model_copy(update={"workloads": (WorkloadResult(uuid="a", status=Status.PASSED, sm_mhz=900),)})
-    store.record_verdict(propose(store, 1), failed, against_incumbent_id=eager)  # a failed evaluation counts nothing
-    assert timing_consistency(store, Finals(), {"eager": eager})["sm_mhz"]["readings"] == 3
-
-    unclocked = open_campaign(tmp_path / "cpu.db")
-    unclocked.record_verdict(propose(unclocked, 0), timed(0.1, 0.05, 0.1, 0.05), against_incumbent_id=None)
-    assert timing_consistency(unclocked, Finals(), {})["sm_mhz"] is None
-
-
 def test_a_campaign_without_repeats_reports_none(tmp_path):
     """Without an eager baseline the reference's times count for nobody: one candidate timed once."""
     store = open_campaign(tmp_path / "campaign.db")

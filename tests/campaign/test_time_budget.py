@@ -10,7 +10,7 @@ import pytest
 from kernelarc.agents import ScriptedAgent
 from kernelarc.campaign import AgentSlot, Campaign
 from kernelarc.campaign.executor import LocalExecutor
-from kernelarc.campaign.loop import FINALS_MARGIN
+from kernelarc.campaign.loop import FINALS_CUT_S, FINALS_MARGIN
 from kernelarc.campaign.options import StopReason
 from kernelarc.guard import GuardSettings
 from kernelarc.guard.cutoff import EvaluationCut
@@ -75,7 +75,7 @@ def test_the_finals_reserve_counts_the_leader_and_each_baseline_it_will_be_timed
     leader = propose(campaign.store, 3, agent_id="a0", strategy="reduction")
     campaign.store.record_verdict(leader, keep(speedup=9.0).model_copy(update={"wall_s": 8.0}), against_incumbent_id=None)
     assert campaign.leader().candidate_id == leader
-    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((8.0 + 2.0) + (8.0 + 5.0)))
+    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((8.0 + 2.0) + (8.0 + 5.0)) + FINALS_CUT_S)
 
 
 def test_a_leading_baseline_counts_as_an_opponent_since_the_round_may_displace_it(tmp_path):
@@ -87,7 +87,7 @@ def test_a_leading_baseline_counts_as_an_opponent_since_the_round_may_displace_i
     campaign.store.record_verdict(compiled, keep(speedup=5.0).model_copy(update={"wall_s": 7.0}), against_incumbent_id=None)
     campaign.baselines["torch.compile"] = compiled
     assert campaign.leader().candidate_id == compiled
-    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((7.0 + 6.0) + (7.0 + 7.0)))
+    assert campaign.finals_reserve_s() == pytest.approx(FINALS_MARGIN * ((7.0 + 6.0) + (7.0 + 7.0)) + FINALS_CUT_S)
 
 
 def test_a_round_leaves_room_for_the_last_rounds_proposal_time(tmp_path):
@@ -112,7 +112,7 @@ def test_a_rounds_evaluations_are_cut_where_the_finals_reserve_begins(tmp_path):
     leader = propose(campaign.store, 2, agent_id="a0", strategy="reduction")
     campaign.store.record_verdict(leader, keep(speedup=2.0).model_copy(update={"wall_s": 8.0}), against_incumbent_id=None)
     cutoff = campaign._round_cutoff()
-    assert cutoff.at == pytest.approx(campaign._limit_at - FINALS_MARGIN * (8.0 + 6.0))
+    assert cutoff.at == pytest.approx(campaign._limit_at - FINALS_MARGIN * (8.0 + 6.0) - FINALS_CUT_S)
     assert "the final timings' reserve" in cutoff.why
     campaign.cutoff.now("a second Ctrl-C")  # still cut at once by the campaign's own
     assert cutoff.passed() and cutoff.why == "a second Ctrl-C"
@@ -144,7 +144,7 @@ def test_a_final_timing_cut_by_the_limit_keeps_the_ones_already_timed(tmp_path):
     campaign._limit_at = time.monotonic() + 20
     finals = asyncio.run(final_measurements(campaign))
     assert finals.seconds is not None and 0 < finals.left_s <= 20  # how the reserve held, in summary.json
-    assert finals.reserve_s == pytest.approx(FINALS_MARGIN * ((6.0 + 6.0) + (6.0 + 5.0)), abs=1e-3)
+    assert finals.reserve_s == pytest.approx(FINALS_MARGIN * ((6.0 + 6.0) + (6.0 + 5.0)) + FINALS_CUT_S, abs=1e-3)
     assert len(campaign.executor.calls) == 2 and finals.winner.candidate_id == leader
     assert list(finals.against) == ["eager"] and finals.against["eager"].speedup == 2.0
     assert finals.timed == "cut before the one against torch.compile: the time limit (130 s) passed"

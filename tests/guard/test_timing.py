@@ -319,11 +319,9 @@ class _ProfiledSide(_Process):
     busy for 0.6 ms of it (`busy_ms`), or without busy times at all (None); and `fetch` requests for its
     kept calls (`fetched`: the indices asked for, per block)."""
 
-    def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6, clocks: list[int] = ()):
+    def __init__(self, log: list, name: str, annotated: bool, busy_ms: float | None = 0.6):
         super().__init__(log, name)
         self.annotated, self.busy_ms = annotated, busy_ms
-        self.clocks = list(clocks)
-        """SM clocks to report after successive blocks (none: the side reports none, as without NVML)."""
         self.mailbox = os.memfd_create("fake-mailbox")
         os.ftruncate(self.mailbox, 64)
         self.mailbox_map = copier.FileMap(self.mailbox)
@@ -343,9 +341,8 @@ class _ProfiledSide(_Process):
         self.timed.append(header)
         n = len(header["seeds"])
         busy = {} if self.busy_ms is None else {"busy_ms": [self.busy_ms] * n}
-        clock = {"sm_mhz": self.clocks.pop(0)} if self.clocks else {}
         return Reply({"ok": True, "samples_ms": [1.0] * n, "kernels": [8] * n, "longest_ms": [0.125] * n,
-                      "annotated": self.annotated, **busy, **clock}, seconds=0.01 * n)
+                      "annotated": self.annotated, **busy}, seconds=0.01 * n)
 
 
 class _Checker(_ProfiledSide):
@@ -376,6 +373,43 @@ def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
     session.cand.process, session.inc.process = candidate, _ProfiledSide([], "incumbent", False)
     session.ref.process = _Checker(set(wrong))
     return session
+
+
+def test_each_timed_block_follows_a_rest_in_proportion_to_its_calls(monkeypatch):
+    """On CUDA the card idles before every timed block as long as its calls are expected to take (rest_ratio 1),
+    the other untrusted side stopped, in the device pass and the wall pass alike; counted as `rest`."""
+    from kernelarc.guard.session import WorkloadTimes
+
+    log: list = []
+    session = _profiled_session(_ProfiledSide(log, "candidate", annotated=False))
+    session.inc.process = _ProfiledSide(log, "incumbent", False)
+    monkeypatch.setattr(session, "_audit", lambda *args: None)
+    states: list = []
+
+    def sleep(seconds: float) -> None:
+        frozen = set()
+        for entry in log:
+            if isinstance(entry, str) and entry.split()[0] in ("freeze", "thaw"):
+                (frozen.add if entry.startswith("freeze") else frozen.discard)(entry.split()[1])
+        states.append((round(seconds, 6), tuple(sorted(frozen))))
+
+    from kernelarc.guard import session as session_module
+    monkeypatch.setattr(session_module.time, "sleep", sleep)
+    session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes(), call_s=0.003)
+    assert [seconds for seconds, _ in states] == [0.006] * 8  # four blocks of two 3 ms calls a side
+    assert all(len(frozen) == 1 for _, frozen in states)  # one untrusted side stopped: the other is timed next
+    assert session.request_seconds["rest"] == [8, pytest.approx(0.048)]
+
+    states.clear()
+    session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes())  # no call time known: no rest
+    assert states == []
+
+    host = _DriftingHost()
+    session.inc.process, session.cand.process = _WallSide("incumbent", host, 0.05), _WallSide("candidate", host, 0.05)
+    session.check = lambda *args, **kwargs: []
+    session._wall_pass("w", [], k=5, n_blocks=4, sync_end={"incumbent": False, "candidate": False},
+                       times=WorkloadTimes(), call_s=0.001)
+    assert [seconds for seconds, _ in states] == [0.005] * 8
 
 
 def test_the_candidates_profiled_calls_are_audited():
@@ -412,29 +446,6 @@ def test_spans_profiled_with_host_tracing_set_no_floor(annotated, busy):
     times = WorkloadTimes()
     session._device_pass("w", [], iterations=4, fit=100, times=times)
     assert times.busy_ms == busy and times.longest_kernel_ms == 0.125
-
-
-def test_each_sides_clock_after_its_blocks_is_kept_beside_its_times():
-    """The SM clock each side reads after a timed block (side.sm_clock_mhz) is kept per role, its median reported
-    beside the times; a side that reads none (no NVML) reports none."""
-    from kernelarc.guard.session import WorkloadTimes
-
-    candidate = _ProfiledSide([], "candidate", annotated=False, clocks=[1980, 1755, 1980, 1980])
-    session = _profiled_session(candidate)
-    times = WorkloadTimes()
-    session._device_pass("w", [], iterations=8, fit=2, times=times)  # four blocks a side
-    assert times.sm_mhz == {"candidate": [1980, 1755, 1980, 1980]}
-    assert times.median_sm_mhz("candidate") == 1980 and times.median_sm_mhz("incumbent") is None
-
-
-def test_a_side_without_nvml_or_a_gpu_reads_no_clock():
-    import torch
-
-    from kernelarc.guard.side import sm_clock_mhz
-
-    if torch.cuda.is_available():
-        pytest.skip("a GPU is there: its clock is read (the GPU tests)")
-    assert sm_clock_mhz(torch, torch.device("cuda:0")) is None
 
 
 def test_a_reply_without_busy_times_is_held_to_its_whole_spans():
@@ -660,6 +671,19 @@ def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_bu
     session.input_bytes = {uuid: 2 << 20}
     session.outputs = {uuid: [{"kind": "tensor", "dtype": "float32", "shape": [1 << 18]}]}
     assert session.block_calls(uuid, 0.0) == 4
+
+
+def test_a_timed_block_holds_no_more_than_its_load_of_calls():
+    """On CUDA a block holds at most `block_load_s` of calls (one at least), within the memory budget: a GEMM
+    timed back to back reads the card's power limit (GuardSettings.block_load_s)."""
+    session = _session_with([])
+    uuid = session.task.workloads[0].uuid
+    session.input_bytes, session.outputs = {uuid: 8}, {uuid: []}
+    fit = session.block_calls(uuid, 0.0)
+    assert fit == 50  # MAX_BLOCK_CALLS: tiny inputs
+    assert session.block_calls(uuid, 0.001) == 5  # 5 ms of 1 ms calls
+    assert session.block_calls(uuid, 0.020) == 1  # a call longer than the load: one a block
+    assert session.block_calls(uuid, 3e-6) == fit  # microsecond calls: the memory budget decides
 
 
 def test_a_failed_residual_check_names_each_blocks_bookkeeping():

@@ -65,6 +65,10 @@ the finals were cut in four of eight 120-s campaigns on the H100 (session 36): t
 reserve (the round's cut evaluations ending) and were cut after 0.90-1.02 times it; the ones that finished took
 0.27-1.08 times it. The search loses the difference, 1-4 s of a 120-s campaign; a cut final loses the speedups
 over eager and torch.compile that the report is for."""
+FINALS_CUT_S = 2.0
+"""Seconds added to the final timings' reserve for the evaluations it cuts to end (their sides stopped) before
+the finals start: they took up to 1.3 s in session 36 and 1.5 s in session 37 (H100), where gemm_bf16_4096's
+finals, 0.89 times their reserve, were cut all the same."""
 MAX_IDLE_STEPS = 5
 """Consecutive steps with nothing to evaluate (errors, duplicates, refused drafts) before an agent is retired."""
 
@@ -272,13 +276,15 @@ class Campaign:
         too: a candidate of the round about to run may take the lead and then faces them all (with a leading
         torch.compile left out, two of six 75 s campaigns on the H100 had their finals cut, session 35:
         cross_entropy_vocab's round was cut 17 s before the limit, and its new leader's finals needed 35 s).
-        `median_s`: the median evaluation, when the caller has it."""
+        `median_s`: the median evaluation, when the caller has it. FINALS_CUT_S on top, for the cut evaluations'
+        ending, where there is anything to reserve."""
         median_s = self.median_evaluation_s() if median_s is None else median_s
         leader = self.leader()
         lead_s = max(median_s, self.evaluation_cost_s(leader.candidate_id, median_s) if leader is not None else 0.0)
         opponents = [cid for cid in self.baselines.values()
                      if (r := self.store.evaluation(cid)) is not None and r.evaluation.correct]
-        return FINALS_MARGIN * sum(lead_s + self.evaluation_cost_s(cid, median_s) for cid in opponents)
+        expected_s = sum(lead_s + self.evaluation_cost_s(cid, median_s) for cid in opponents)
+        return FINALS_MARGIN * expected_s + FINALS_CUT_S if expected_s else 0.0
 
     def _round_slots(self) -> list[AgentSlot]:
         """The agents that propose this round. Under a time limit, only as many as can be judged before the

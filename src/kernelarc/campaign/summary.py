@@ -218,16 +218,7 @@ def timing_consistency(store, finals: Finals, baselines: dict[str, int], min_ms:
     records = [(c, i, ev) for c, i, ev in records if ev.correct]
     clocks = {"device": ("device_ms", "incumbent_device_ms"), "wall": ("wall_ms", "incumbent_wall_ms")}
     return {**_spreads(records, ("latency_ms", "incumbent_ms"), min_ms),
-            "by_clock": {clock: _spreads(records, fields, min_ms) for clock, fields in clocks.items()},
-            "sm_mhz": _clock_range([ev for _, _, ev in records])}
-
-
-def _clock_range(evaluations: list[Evaluation]) -> dict | None:
-    """The SM clocks the sides read after their timed blocks across these evaluations (each workload's median per
-    side): where re-timed compute-bound kernels spread (6.9-15% on the H100, session 36), a clock that moved as
-    much is the card's doing, not the kernel's. None where no side could read one (the CPU, no NVML)."""
-    got = [mhz for ev in evaluations for w in ev.workloads for mhz in (w.sm_mhz, w.incumbent_sm_mhz) if mhz is not None]
-    return {"min": min(got), "max": max(got), "readings": len(got)} if got else None
+            "by_clock": {clock: _spreads(records, fields, min_ms) for clock, fields in clocks.items()}}
 
 
 def _spreads(records, fields: tuple[str, str], min_ms: float) -> dict:

@@ -519,7 +519,6 @@ class Judge:
                 wall_ms=t.wall[cand].median, incumbent_wall_ms=t.wall[inc].median,
                 device_ms=t.device[cand].median if t.device else None,
                 incumbent_device_ms=t.device[inc].median if t.device else None,
-                sm_mhz=t.median_sm_mhz(cand), incumbent_sm_mhz=t.median_sm_mhz(inc),
                 iterations=t.iterations, sol_ms=sol.get(w.uuid), max_abs_error=abs_err, max_rel_error=rel_err,
                 kernels=t.kernels.get(cand, ()), incumbent_kernels=t.kernels.get(inc, ())))
         decision = decide(workloads, settings, "reference" if vs_reference else "incumbent")

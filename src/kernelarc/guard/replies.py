@@ -107,9 +107,6 @@ class TimeReply(Reply):
     its spans hold the host's tracing too, so they bound nothing (guard/timing.py)."""
     kernel_ms: dict[str, list[float]] = {}
     """The block's costliest kernels: name -> [total ms, launches] (shown to agents, never judged)."""
-    sm_mhz: int | None = None
-    """The GPU's SM clock read just after the block (NVML, through torch): the side's report, never judged;
-    it tells a clock that moved between evaluations from a kernel that did."""
     calls: list[CallReply] | None = None
 
     @field_validator("samples_ms", "longest_ms", "busy_ms")

@@ -416,8 +416,6 @@ class Side:
                     samples.append(self.guarded("RUNTIME_ERROR", clock, call, self.flush(), keep,
                                                 h.get("sync_end", False)))
                 header = {"samples_ms": samples}
-        if self.on_cuda:
-            header["sm_mhz"] = sm_clock_mhz(self.torch, self.device)
         if capture:
             split = [slots.split(i, kept) for i, kept in enumerate(self.captured)]
             self.captured, self.captured_inputs = [outs for outs, _ in split], [ins for _, ins in split]
@@ -526,17 +524,6 @@ each, paid by a CUDA side while it waits in the pool instead of in the candidate
 the device lock (4-5 s there on the H200, docs/benchmarks.md)."""
 
 
-def sm_clock_mhz(torch, device) -> int | None:
-    """The SM clock of `device` now, in MHz, through NVML (`torch.cuda.clock_rate`); None where NVML or the
-    GPU is not there. On the H100, tensor-core-bound kernels re-timed across a campaign spread 6.9-15% while
-    memory-bound ones stayed within 1% (docs/benchmarks.md session 36): the clock after each timed block is the
-    reading that tells whether the card's clock moved."""
-    try:
-        return int(torch.cuda.clock_rate(device))
-    except Exception:  # noqa: BLE001 - no pynvml, no NVML library, no GPU: nothing to report
-        return None
-
-
 def prewarm(device: str) -> threading.Thread | None:
     """Pay a CUDA side's one-time costs while it waits for its first request: the context and CUPTI's
     start now, the compilers' imports and Triton's hash of itself (`hash_triton`) in a background thread
@@ -559,7 +546,6 @@ def prewarm(device: str) -> threading.Thread | None:
             x.add_(1)
             torch.cuda.synchronize(dev)
         del x
-        sm_clock_mhz(torch, dev)  # NVML's start, once per process, before any timed block
     except Exception:  # noqa: BLE001
         traceback.print_exc()
     warming = threading.Thread(target=import_compilers, name="kernelarc-prewarm", daemon=True)

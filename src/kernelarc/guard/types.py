@@ -113,10 +113,6 @@ class WorkloadResult(Frozen):
     device_ms: float | None = None
     """Median device time per call of the candidate (kernel spans), on CUDA."""
     incumbent_device_ms: float | None = None
-    sm_mhz: int | None = None
-    """CUDA: the median SM clock the candidate's side read after its timed blocks (NVML), where it could; the
-    side's report, never judged: it tells a clock that moved between evaluations from a kernel that did."""
-    incumbent_sm_mhz: int | None = None
     iterations: int | None = None
     """Timed calls of each side for the latency that decided (wall time: more for short calls on CUDA;
     guard/settings.py, `pass_iterations`)."""
