@@ -375,43 +375,6 @@ def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
     return session
 
 
-def test_each_timed_block_follows_a_rest_in_proportion_to_its_calls(monkeypatch):
-    """On CUDA the card idles before every timed block as long as its calls are expected to take (rest_ratio 1),
-    the other untrusted side stopped, in the device pass and the wall pass alike; counted as `rest`."""
-    from kernelarc.guard.session import WorkloadTimes
-
-    log: list = []
-    session = _profiled_session(_ProfiledSide(log, "candidate", annotated=False))
-    session.inc.process = _ProfiledSide(log, "incumbent", False)
-    monkeypatch.setattr(session, "_audit", lambda *args: None)
-    states: list = []
-
-    def sleep(seconds: float) -> None:
-        frozen = set()
-        for entry in log:
-            if isinstance(entry, str) and entry.split()[0] in ("freeze", "thaw"):
-                (frozen.add if entry.startswith("freeze") else frozen.discard)(entry.split()[1])
-        states.append((round(seconds, 6), tuple(sorted(frozen))))
-
-    from kernelarc.guard import session as session_module
-    monkeypatch.setattr(session_module.time, "sleep", sleep)
-    session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes(), call_s=0.003)
-    assert [seconds for seconds, _ in states] == [0.006] * 8  # four blocks of two 3 ms calls a side
-    assert all(len(frozen) == 1 for _, frozen in states)  # one untrusted side stopped: the other is timed next
-    assert session.request_seconds["rest"] == [8, pytest.approx(0.048)]
-
-    states.clear()
-    session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes())  # no call time known: no rest
-    assert states == []
-
-    host = _DriftingHost()
-    session.inc.process, session.cand.process = _WallSide("incumbent", host, 0.05), _WallSide("candidate", host, 0.05)
-    session.check = lambda *args, **kwargs: []
-    session._wall_pass("w", [], k=5, n_blocks=4, sync_end={"incumbent": False, "candidate": False},
-                       times=WorkloadTimes(), call_s=0.001)
-    assert [seconds for seconds, _ in states] == [0.005] * 8
-
-
 def test_the_candidates_profiled_calls_are_audited():
     """Where device time decides, a side could answer its profiled calls with less work than its checked
     ones. It keeps every profiled call's outputs (the incumbent none) and the judge checks some of them,
@@ -671,19 +634,6 @@ def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_bu
     session.input_bytes = {uuid: 2 << 20}
     session.outputs = {uuid: [{"kind": "tensor", "dtype": "float32", "shape": [1 << 18]}]}
     assert session.block_calls(uuid, 0.0) == 4
-
-
-def test_a_timed_block_holds_no_more_than_its_load_of_calls():
-    """On CUDA a block holds at most `block_load_s` of calls (one at least), within the memory budget: a GEMM
-    timed back to back reads the card's power limit (GuardSettings.block_load_s)."""
-    session = _session_with([])
-    uuid = session.task.workloads[0].uuid
-    session.input_bytes, session.outputs = {uuid: 8}, {uuid: []}
-    fit = session.block_calls(uuid, 0.0)
-    assert fit == 50  # MAX_BLOCK_CALLS: tiny inputs
-    assert session.block_calls(uuid, 0.001) == 5  # 5 ms of 1 ms calls
-    assert session.block_calls(uuid, 0.020) == 1  # a call longer than the load: one a block
-    assert session.block_calls(uuid, 3e-6) == fit  # microsecond calls: the memory budget decides
 
 
 def test_a_failed_residual_check_names_each_blocks_bookkeeping():

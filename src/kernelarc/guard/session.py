@@ -466,13 +466,12 @@ class Session:
 
     def block_calls(self, uuid: str, call_s: float) -> int:
         """Calls per timed block: on CUDA as many as the memory budget holds (inputs drawn fresh for each, and
-        kept with the outputs as the call left them: `timing.InputSlots`), and no more than `block_load_s` of calls
-        of `call_s` seconds (none known: 0); on the CPU enough for CPU_BLOCK_S of calls, so that the judge's clock
-        around the block is not mostly the request's own overhead."""
+        kept with the outputs as the call left them: `timing.InputSlots`); on the CPU enough for CPU_BLOCK_S of
+        calls, so that the judge's clock around the block is not mostly the request's own overhead."""
         per_call = 2 * self.input_bytes[uuid] + self.output_bytes(uuid)
         fit = max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
         if self.on_cuda:
-            return fit if call_s <= 0 else max(1, min(fit, int(self.settings.block_load_s / call_s)))
+            return fit
         return max(1, min(fit, math.ceil(CPU_BLOCK_S / max(call_s, 1e-6))))
 
     def time_workload(self, uuid: str) -> WorkloadTimes:
@@ -499,15 +498,14 @@ class Session:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
         call_s = max(per_call_s.values())
-        k = self.block_calls(uuid, call_s)
         if self.on_cuda:
-            self._rest(min(self.settings.cooldown_s, self.settings.rest_ratio * warmup * sum(per_call_s.values())))
             profiled, n = self.settings.pass_iterations(self.basis, call_s)
-            sync_end = self._device_pass(uuid, specs, profiled, k, times, call_s)
+            sync_end = self._device_pass(uuid, specs, profiled, fit, times)
         else:
             profiled, n = 0, self.settings.timed_iterations(False)
+        k = self.block_calls(uuid, call_s)
         # CUDA: n calls in blocks of k, a sample per call; CPU: n blocks of k calls, a sample per block.
-        self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times, call_s)
+        self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times)
         times.iterations = profiled if self.basis == "device" and self.on_cuda else n
         return times
 
@@ -557,13 +555,6 @@ class Session:
         finally:
             self._count("judge copy", time.monotonic() - started)
 
-    def _rest(self, seconds: float) -> None:
-        """On CUDA, the card idles `seconds` before a timed block (GuardSettings.block_load_s says why), counted
-        as `rest`; the judge sleeps, every side but the one about to be timed stopped (`turns`)."""
-        if self.on_cuda and seconds > 0:
-            time.sleep(seconds)
-            self._count("rest", seconds)
-
     def _count(self, kind: str, seconds: float) -> None:
         spent = self.request_seconds.setdefault(kind, [0, 0.0])
         spent[0], spent[1] = spent[0] + 1, spent[1] + seconds
@@ -574,9 +565,7 @@ class Session:
             yield from ((self.inc, b), (self.cand, b)) if b % 2 == 0 else ((self.cand, b), (self.inc, b))
 
     def _device_pass(self, uuid: str, specs: list[dict], iterations: int, fit: int,
-                     times: WorkloadTimes, call_s: float = 0.0) -> dict[str, bool]:
-        """Profiled blocks of at most `fit` calls (`block_calls`), ABBA, each after a rest in proportion to its
-        calls of about `call_s` seconds."""
+                     times: WorkloadTimes) -> dict[str, bool]:
         n_blocks, per_block = device_blocks(iterations, fit)
         seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(n_blocks)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
@@ -590,7 +579,6 @@ class Session:
         with self.turns() as turn:
             for side, b in self._pairs(n_blocks):
                 turn(side)
-                self._rest(self.settings.rest_ratio * per_block * call_s)
                 # The candidate keeps every call's outputs (copied outside the profiled windows, within the memory
                 # budget `fit` counts): its profiled calls are audited like its wall-timed ones.
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
@@ -624,7 +612,7 @@ class Session:
         return side_streams
 
     def _wall_pass(self, uuid: str, specs: list[dict], k: int, n_blocks: int, sync_end: dict[str, bool],
-                   times: WorkloadTimes, call_s: float = 0.0) -> None:
+                   times: WorkloadTimes) -> None:
         seeds = [[self.seeds.draw() for _ in range(k)] for _ in range(n_blocks)]
         audits = self._audited(uuid, n_blocks * k) if self.on_cuda else set()
         reported: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
@@ -645,7 +633,6 @@ class Session:
                     if staging is not None and staged_block != b:
                         staged, staged_block = self._stage_inputs(uuid, seeds[b], staging), b
                     turn(side)
-                    self._rest(self.settings.rest_ratio * k * call_s)
                     handed_s = 0.0
                     if staged is not None:  # the judge's clock is the measure: it holds the handing over too
                         started = time.perf_counter()
