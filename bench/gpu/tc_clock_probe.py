@@ -24,6 +24,11 @@ of its power limit? After 1 s of the kernel back to back (the card at its limit)
 `BLOCK_LOAD_MS` of calls (each after an L2 flush, as the guard times) with `rest` ms of idle before each, for 1 s
 per rest, the rests in shuffled order; each row: kernel, rest, block, ms per call (the block's median), the first
 call's ms. A rest after which the block reads the idle start's time, and stays there, is one the guard can use.
+
+What it showed on the H100 (docs/benchmarks.md, session 37): the GEMM and SDPA ran at boost for their first 20-40 ms
+of load, then at the 700 W limit with the clock swinging 1215-1980 MHz (NVML's reading lagging the limiter by
+about 0.1 s); rests of 2-100 ms before 5-ms blocks held their medians within 1%, but every block's first call read
+long, longer after longer rests (the GEMM 0.28-0.41 ms against 0.177 ms).
 """
 
 from __future__ import annotations
