@@ -43,6 +43,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from kernelarc.guard.timing import L2Flusher
+
 CALLS_PER_BLOCK = 20
 BLOCK_LOAD_MS = 5.0
 RESTS_MS = (0, 2, 5, 10, 20, 50, 100)
@@ -87,6 +89,7 @@ def block_ms(call) -> float:
 
 
 def memset_ramp(dev: torch.device, seconds: float) -> None:
+    """The guard's ramp (`Side.op_ramp`: memsets eight at a time, then a synchronize), on a 256 MiB buffer."""
     buf = torch.empty(256 * 2**20, dtype=torch.uint8, device=dev)
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -105,7 +108,7 @@ def series(call, dev: torch.device, seconds: float) -> list[dict]:
 
 def duty(name: str, call, dev: torch.device, out: dict) -> None:
     """The second experiment (module docstring): blocks of about BLOCK_LOAD_MS after each rest in RESTS_MS."""
-    l2 = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+    flush = L2Flusher(dev)
     per_call = statistics.median(block_times(call))
     calls = max(1, round(BLOCK_LOAD_MS / per_call))
     rests = list(RESTS_MS)
@@ -119,7 +122,7 @@ def duty(name: str, call, dev: torch.device, out: dict) -> None:
             if time.perf_counter() - t0 > 1.0:
                 break
             time.sleep(rest / 1000.0)
-            ms = block_times(call, calls, l2.zero_)
+            ms = block_times(call, calls, flush)
             out["duty"].append({"kernel": name, "rest_ms": rest, "calls": calls, "block": i,
                                 "ms": statistics.median(ms), "first_ms": ms[0], **reading(dev)})
         rows = [r["ms"] for r in out["duty"] if r["kernel"] == name and r["rest_ms"] == rest]
