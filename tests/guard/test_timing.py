@@ -375,6 +375,49 @@ def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
     return session
 
 
+def test_each_timed_block_follows_a_rest_as_long_as_the_last_timed_request(monkeypatch):
+    """On CUDA the card idles before every timed block as long as the last timed request took (rest_ratio 1; the
+    first block after the warm-up's requests, at most cooldown_s), the other untrusted side stopped, in the
+    device pass and the wall pass alike; counted as `rest`."""
+    from kernelarc.guard.session import WorkloadTimes
+
+    log: list = []
+    session = _profiled_session(_ProfiledSide(log, "candidate", annotated=False))
+    session.inc.process = _ProfiledSide(log, "incumbent", False)
+    monkeypatch.setattr(session, "_audit", lambda *args: None)
+    states: list = []
+
+    def sleep(seconds: float) -> None:
+        frozen = set()
+        for entry in log:
+            if isinstance(entry, str) and entry.split()[0] in ("freeze", "thaw"):
+                (frozen.add if entry.startswith("freeze") else frozen.discard)(entry.split()[1])
+        states.append((round(seconds, 6), tuple(sorted(frozen))))
+
+    from kernelarc.guard import session as session_module
+    monkeypatch.setattr(session_module.time, "sleep", sleep)
+    session.worked_s = 0.5  # the warm-up's requests
+    session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes())
+    # four blocks of two calls a side, each request 0.02 s on the judge's clock; the first after the warm-up
+    assert [seconds for seconds, _ in states] == [session.settings.cooldown_s] + [0.02] * 7
+    assert all(len(frozen) == 1 for _, frozen in states)  # one untrusted side stopped: the other is timed next
+    assert session.request_seconds["rest"] == [8, pytest.approx(0.24)]
+
+    states.clear()
+    host = _DriftingHost()
+    session.inc.process, session.cand.process = _WallSide("incumbent", host, 0.05), _WallSide("candidate", host, 0.05)
+    session.check = lambda *args, **kwargs: []
+    session._wall_pass("w", [], k=5, n_blocks=4, sync_end={"incumbent": False, "candidate": False},
+                       times=WorkloadTimes())
+    assert [seconds for seconds, _ in states] == [0.02] + [pytest.approx(0.000257)] * 7  # 5 calls of about 0.05 ms
+
+    states.clear()
+    session.on_cuda = False  # the CPU: nothing to cool
+    session.worked_s = 0.5
+    session._rest()
+    assert states == []
+
+
 def test_the_candidates_profiled_calls_are_audited():
     """Where device time decides, a side could answer its profiled calls with less work than its checked
     ones. It keeps every profiled call's outputs (the incumbent none) and the judge checks some of them,
@@ -634,6 +677,24 @@ def test_a_block_holds_the_calls_whose_inputs_outputs_and_kept_inputs_fit_the_bu
     session.input_bytes = {uuid: 2 << 20}
     session.outputs = {uuid: [{"kind": "tensor", "dtype": "float32", "shape": [1 << 18]}]}
     assert session.block_calls(uuid, 0.0) == 4
+
+
+def test_a_timed_block_holds_no_more_than_its_load_of_calls():
+    """On CUDA a block holds at most `block_load_s` of calls, within the memory budget, but never fewer than
+    MIN_BLOCK_CALLS where they fit: a GEMM timed back to back reads the card's power limit, and the first call
+    after a rest reads long (GuardSettings.block_load_s, session.MIN_BLOCK_CALLS)."""
+    from kernelarc.guard.session import MIN_BLOCK_CALLS
+
+    session = _session_with([])
+    uuid = session.task.workloads[0].uuid
+    session.input_bytes, session.outputs = {uuid: 8}, {uuid: []}
+    fit = session.block_calls(uuid, 0.0)
+    assert fit == 50  # MAX_BLOCK_CALLS: tiny inputs
+    assert session.block_calls(uuid, 0.0005) == 10  # 5 ms of 0.5 ms calls
+    assert session.block_calls(uuid, 0.020) == MIN_BLOCK_CALLS  # long calls: the fewest a median rests on
+    assert session.block_calls(uuid, 3e-6) == fit  # microsecond calls: the memory budget decides
+    session.input_bytes = {uuid: session.settings.input_pool_bytes // 6}
+    assert session.block_calls(uuid, 0.020) == 3  # three calls' inputs fill the budget
 
 
 def test_a_failed_residual_check_names_each_blocks_bookkeeping():

@@ -61,6 +61,11 @@ MAX_DEVICE_BLOCKS = 10
 budget, the device pass takes this many calls, one per session, instead of `device_iterations`."""
 MAX_BLOCK_CALLS = 50
 MIN_SAMPLE_MS = 0.001
+MIN_BLOCK_CALLS = 5
+"""On CUDA, the fewest calls of a timed block that the memory budget allows, however long they are: the first call
+after a rest reads long (the host wakes, the card idles until its kernels come: on the H100 a GEMM's first call
+after 5-100 ms of rest read 0.30-0.41 ms against 0.177 ms), so a block's median must rest on the others. Blocks
+of one call after each rest read a flash-attention candidate 25-30% slower (session 37)."""
 CPU_BLOCK_S = 0.005
 """Seconds of calls per timed block on the CPU (guard/session.py, `block_calls`)."""
 CPU_WARMUP_CALLS = 3
@@ -212,6 +217,9 @@ class Session:
         """The candidate's extension builds that came from the build cache (guard/build_cache.py)."""
         self.compiled_restored = 0
         """Files of the candidate's compiler caches that came from the build cache."""
+        self.worked_s = 0.0
+        """On CUDA, the judge's seconds of the last timed request (of the warm-up: all of its requests): the rest
+        before the next timed block (`_rest`)."""
         self.init_on_device: bool | None = None
         """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
 
@@ -466,12 +474,13 @@ class Session:
 
     def block_calls(self, uuid: str, call_s: float) -> int:
         """Calls per timed block: on CUDA as many as the memory budget holds (inputs drawn fresh for each, and
-        kept with the outputs as the call left them: `timing.InputSlots`); on the CPU enough for CPU_BLOCK_S of
-        calls, so that the judge's clock around the block is not mostly the request's own overhead."""
+        kept with the outputs as the call left them: `timing.InputSlots`), and no more than `block_load_s` of calls
+        of `call_s` seconds (none known: 0) unless that is under MIN_BLOCK_CALLS; on the CPU enough for CPU_BLOCK_S
+        of calls, so that the judge's clock around the block is not mostly the request's own overhead."""
         per_call = 2 * self.input_bytes[uuid] + self.output_bytes(uuid)
         fit = max(1, min(MAX_BLOCK_CALLS, self.settings.input_pool_bytes // max(per_call, 1)))
         if self.on_cuda:
-            return fit
+            return fit if call_s <= 0 else min(fit, max(MIN_BLOCK_CALLS, int(self.settings.block_load_s / call_s)))
         return max(1, min(fit, math.ceil(CPU_BLOCK_S / max(call_s, 1e-6))))
 
     def time_workload(self, uuid: str) -> WorkloadTimes:
@@ -485,6 +494,7 @@ class Session:
         # blocks at two calls, and the request's own overhead then read as 3 ms per call (a CI flake).
         fit = self.block_calls(uuid, 0.0)  # on CUDA: the calls whose inputs the memory budget holds
         warmup = max(self.settings.warmup, fit) if self.on_cuda else CPU_WARMUP_CALLS
+        self.worked_s = 0.0
         for side in (self.inc, self.cand):
             got, seconds = [], 0.0
             for calls in warmup_requests(warmup, fit if self.on_cuda else warmup):
@@ -494,16 +504,17 @@ class Session:
                 got += self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
                 seconds += reply.seconds
             per_call_s[side.role] = median(got) / 1000.0 if got else seconds / warmup
+            self.worked_s += seconds
             if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
         call_s = max(per_call_s.values())
+        k = self.block_calls(uuid, call_s)
         if self.on_cuda:
             profiled, n = self.settings.pass_iterations(self.basis, call_s)
-            sync_end = self._device_pass(uuid, specs, profiled, fit, times)
+            sync_end = self._device_pass(uuid, specs, profiled, k, times)
         else:
             profiled, n = 0, self.settings.timed_iterations(False)
-        k = self.block_calls(uuid, call_s)
         # CUDA: n calls in blocks of k, a sample per call; CPU: n blocks of k calls, a sample per block.
         self._wall_pass(uuid, specs, k, math.ceil(n / k) if self.on_cuda else n, sync_end, times)
         times.iterations = profiled if self.basis == "device" and self.on_cuda else n
@@ -555,6 +566,15 @@ class Session:
         finally:
             self._count("judge copy", time.monotonic() - started)
 
+    def _rest(self) -> None:
+        """On CUDA, before a timed block, the card idles as long as it last worked (`worked_s` times `rest_ratio`,
+        at most `cooldown_s`; GuardSettings.block_load_s says why), counted as `rest`: the judge sleeps, every
+        side but the one about to be timed stopped (`turns`)."""
+        seconds = min(self.settings.cooldown_s, self.settings.rest_ratio * self.worked_s)
+        if self.on_cuda and seconds > 0:
+            time.sleep(seconds)
+            self._count("rest", seconds)
+
     def _count(self, kind: str, seconds: float) -> None:
         spent = self.request_seconds.setdefault(kind, [0, 0.0])
         spent[0], spent[1] = spent[0] + 1, spent[1] + seconds
@@ -566,6 +586,7 @@ class Session:
 
     def _device_pass(self, uuid: str, specs: list[dict], iterations: int, fit: int,
                      times: WorkloadTimes) -> dict[str, bool]:
+        """Profiled blocks of at most `fit` calls (`block_calls`), ABBA, each after a rest (`_rest`)."""
         n_blocks, per_block = device_blocks(iterations, fit)
         seeds = [[self.seeds.draw() for _ in range(per_block)] for _ in range(n_blocks)]
         samples: dict[str, list[float]] = {self.inc.role: [], self.cand.role: []}
@@ -579,11 +600,13 @@ class Session:
         with self.turns() as turn:
             for side, b in self._pairs(n_blocks):
                 turn(side)
+                self._rest()
                 # The candidate keeps every call's outputs (copied outside the profiled windows, within the memory
                 # budget `fit` counts): its profiled calls are audited like its wall-timed ones.
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
                                         "specs": specs, "capture": side is self.cand, "cpu": self.timing_cpu},
                                  workload=uuid)
+                self.worked_s = reply.seconds
                 block = self.parse(side, reply, TimeReply, uuid)
                 if side is self.cand:
                     self._audit(uuid, seeds[b], [i - b * per_block for i in audits
@@ -633,6 +656,7 @@ class Session:
                     if staging is not None and staged_block != b:
                         staged, staged_block = self._stage_inputs(uuid, seeds[b], staging), b
                     turn(side)
+                    self._rest()
                     handed_s = 0.0
                     if staged is not None:  # the judge's clock is the measure: it holds the handing over too
                         started = time.perf_counter()
@@ -640,6 +664,7 @@ class Session:
                         handed_s = time.perf_counter() - started
                     asked = time.perf_counter()
                     reply = self.ask(side, request, workload=uuid)
+                    self.worked_s = reply.seconds
                     block = self.parse(side, reply, TimeReply, uuid)
                     if self.on_cuda:
                         seconds = reply.seconds + handed_s
