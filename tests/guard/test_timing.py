@@ -375,10 +375,12 @@ def _profiled_session(candidate: _ProfiledSide, wrong: set[int] = frozenset()):
     return session
 
 
-def test_each_timed_block_follows_a_rest_as_long_as_the_last_timed_request(monkeypatch):
-    """On CUDA the card idles before every timed block as long as the last timed request took (rest_ratio 1; the
-    first block after the warm-up's requests, at most cooldown_s), the other untrusted side stopped, in the
-    device pass and the wall pass alike; counted as `rest`."""
+def test_each_timed_block_follows_a_rest_as_long_as_the_card_last_worked(monkeypatch):
+    """On CUDA the card idles before every timed block as long as it worked in the last timed request (rest_ratio
+    1): its calls times the slower side's per-call time, at most the judge's seconds around the request (a
+    profiler session's host work is no work of the card's); the first block after the warm-up's requests, at
+    most cooldown_s. The other untrusted side is stopped meanwhile, in the device pass and the wall pass alike;
+    counted as `rest`."""
     from kernelarc.guard.session import WorkloadTimes
 
     log: list = []
@@ -396,12 +398,12 @@ def test_each_timed_block_follows_a_rest_as_long_as_the_last_timed_request(monke
 
     from kernelarc.guard import session as session_module
     monkeypatch.setattr(session_module.time, "sleep", sleep)
-    session.worked_s = 0.5  # the warm-up's requests
+    session.worked_s, session.call_s = 0.5, 0.003  # the warm-up's requests; 3 ms calls
     session._device_pass("w", [], iterations=8, fit=2, times=WorkloadTimes())
-    # four blocks of two calls a side, each request 0.02 s on the judge's clock; the first after the warm-up
-    assert [seconds for seconds, _ in states] == [session.settings.cooldown_s] + [0.02] * 7
+    # four blocks of two calls a side, each request 0.02 s on the judge's clock: 6 ms of calls in each
+    assert [seconds for seconds, _ in states] == [session.settings.cooldown_s] + [0.006] * 7
     assert all(len(frozen) == 1 for _, frozen in states)  # one untrusted side stopped: the other is timed next
-    assert session.request_seconds["rest"] == [8, pytest.approx(0.24)]
+    assert session.request_seconds["rest"] == [8, pytest.approx(0.142)]
 
     states.clear()
     host = _DriftingHost()
@@ -409,7 +411,8 @@ def test_each_timed_block_follows_a_rest_as_long_as_the_last_timed_request(monke
     session.check = lambda *args, **kwargs: []
     session._wall_pass("w", [], k=5, n_blocks=4, sync_end={"incumbent": False, "candidate": False},
                        times=WorkloadTimes())
-    assert [seconds for seconds, _ in states] == [0.02] + [pytest.approx(0.000257)] * 7  # 5 calls of about 0.05 ms
+    # blocks of 5 calls of about 0.05 ms: the judge's clock around each request, shorter than 5 x 3 ms
+    assert [seconds for seconds, _ in states] == [0.006] + [pytest.approx(0.000257)] * 7
 
     states.clear()
     session.on_cuda = False  # the CPU: nothing to cool

@@ -217,9 +217,13 @@ class Session:
         """The candidate's extension builds that came from the build cache (guard/build_cache.py)."""
         self.compiled_restored = 0
         """Files of the candidate's compiler caches that came from the build cache."""
+        self.call_s = 0.0
+        """On CUDA, the current workload's seconds per call, the slower side's (from the warm-up)."""
         self.worked_s = 0.0
-        """On CUDA, the judge's seconds of the last timed request (of the warm-up: all of its requests): the rest
-        before the next timed block (`_rest`)."""
+        """On CUDA, how long the card worked in the last timed request (of the warm-up: in all of its requests):
+        its calls times `call_s`, at most the judge's seconds around it; the rest before the next timed block
+        (`_rest`). Not the request's seconds alone: a profiler session's 40 ms of host work would rest the card
+        after every block of microsecond calls, seconds per evaluation of a many-workload task."""
         self.init_on_device: bool | None = None
         """Where the reference side drew a KernelBench module's weights: the other sides draw them there too."""
 
@@ -494,7 +498,7 @@ class Session:
         # blocks at two calls, and the request's own overhead then read as 3 ms per call (a CI flake).
         fit = self.block_calls(uuid, 0.0)  # on CUDA: the calls whose inputs the memory budget holds
         warmup = max(self.settings.warmup, fit) if self.on_cuda else CPU_WARMUP_CALLS
-        self.worked_s = 0.0
+        warm_s = 0.0
         for side in (self.inc, self.cand):
             got, seconds = [], 0.0
             for calls in warmup_requests(warmup, fit if self.on_cuda else warmup):
@@ -504,11 +508,12 @@ class Session:
                 got += self.parse(side, reply, TimeReply, uuid).samples_ms  # only sizes blocks: a lie costs the liar
                 seconds += reply.seconds
             per_call_s[side.role] = median(got) / 1000.0 if got else seconds / warmup
-            self.worked_s += seconds
+            warm_s += seconds
             if side is self.inc and got:
                 times.alone_ms = median(got)
         sync_end = {self.inc.role: False, self.cand.role: False}
-        call_s = max(per_call_s.values())
+        call_s = self.call_s = max(per_call_s.values())
+        self.worked_s = min(warm_s, warmup * sum(per_call_s.values()))
         k = self.block_calls(uuid, call_s)
         if self.on_cuda:
             profiled, n = self.settings.pass_iterations(self.basis, call_s)
@@ -569,7 +574,9 @@ class Session:
     def _rest(self) -> None:
         """On CUDA, before a timed block, the card idles as long as it last worked (`worked_s` times `rest_ratio`,
         at most `cooldown_s`; GuardSettings.block_load_s says why), counted as `rest`: the judge sleeps, every
-        side but the one about to be timed stopped (`turns`)."""
+        side but the one about to be timed stopped (`turns`). A side that under-reports its calls in the warm-up
+        shortens only the rests after its own blocks, the card then hotter for the other side's next block: a
+        few percent on a kernel at the card's power limit, where its lie already sized the blocks."""
         seconds = min(self.settings.cooldown_s, self.settings.rest_ratio * self.worked_s)
         if self.on_cuda and seconds > 0:
             time.sleep(seconds)
@@ -606,7 +613,7 @@ class Session:
                 reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
                                         "specs": specs, "capture": side is self.cand, "cpu": self.timing_cpu},
                                  workload=uuid)
-                self.worked_s = reply.seconds
+                self.worked_s = min(reply.seconds, len(seeds[b]) * self.call_s)
                 block = self.parse(side, reply, TimeReply, uuid)
                 if side is self.cand:
                     self._audit(uuid, seeds[b], [i - b * per_block for i in audits
@@ -664,7 +671,7 @@ class Session:
                         handed_s = time.perf_counter() - started
                     asked = time.perf_counter()
                     reply = self.ask(side, request, workload=uuid)
-                    self.worked_s = reply.seconds
+                    self.worked_s = min(reply.seconds, k * self.call_s)
                     block = self.parse(side, reply, TimeReply, uuid)
                     if self.on_cuda:
                         seconds = reply.seconds + handed_s

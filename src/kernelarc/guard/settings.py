@@ -50,8 +50,8 @@ class GuardSettings(BaseModel):
     clocks are locked: the machine's settings are not ours to change)."""
     block_load_s: float = Field(default=0.005, gt=0)
     """On CUDA, a timed block holds at most this many seconds of calls (guard/session.py MIN_BLOCK_CALLS at
-    least), and the card rests `rest_ratio` times as long as the last timed request took before each, so that a
-    tensor-core kernel is never timed at the card's power limit.
+    least), and the card rests `rest_ratio` times as long as it worked in the last timed request before each, so
+    that a tensor-core kernel is never timed at the card's power limit.
     On the H100 (700 W) a 4096^3 bf16 GEMM read 0.170 ms for its first 40 ms of calls from idle, then 0.18-0.26 ms
     as the card held its limit (the clock swinging 1215-1980 MHz about once a second); in 5 ms blocks each after
     5-100 ms of rest it read 0.1756-0.1769 ms, back to back 0.190 ms (causal flash attention: 0.999-1.007 ms
@@ -59,8 +59,8 @@ class GuardSettings(BaseModel):
     spread 6-7% and a flash-attention kernel's 15-18% (docs/benchmarks.md, session 37). No clock is locked: the
     machine's settings are not ours to change."""
     rest_ratio: float = Field(default=1.0, ge=0)
-    """Idle time before each timed block on CUDA, as a share of the last timed request's (before a workload's
-    first block: of both sides' warm-up requests)."""
+    """Idle time before each timed block on CUDA, as a share of the card's work in the last timed request (before a
+    workload's first block: in both sides' warm-up requests; guard/session.py `Session.worked_s`)."""
     cooldown_s: float = Field(default=0.1, ge=0)
     """On CUDA, the longest rest before a timed block. After a second of back-to-back GEMMs at the power limit,
     100 ms of rest brought the next block within 1.2% of its settled time (H100, session 37)."""
