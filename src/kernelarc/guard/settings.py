@@ -56,8 +56,8 @@ class GuardSettings(BaseModel):
     as the card held its limit (the clock swinging 1215-1980 MHz about once a second); in 5 ms blocks each after
     5-100 ms of rest it read 0.1756-0.1769 ms, back to back 0.190 ms (causal flash attention: 0.999-1.007 ms
     against 1.122 ms; a memory-bound softmax 0.0626 ms either way). Across a campaign the GEMM's eager time had
-    spread 6-7% and a flash-attention kernel's 15-18% (docs/benchmarks.md, session 37). No clock is locked: the
-    machine's settings are not ours to change."""
+    spread 6-7% and a flash-attention kernel's 15-18% (docs/benchmarks.md, session 37); with these rests 2.3% / 4.5%
+    (median / p90) and 11% p90 (session 38). No clock is locked: the machine's settings are not ours to change."""
     rest_ratio: float = Field(default=1.0, ge=0)
     """Idle time before each timed block on CUDA, as a share of the card's work in the last timed request (before a
     workload's first block: in both sides' warm-up requests; guard/session.py `Session.worked_s`)."""
