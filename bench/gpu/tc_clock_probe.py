@@ -109,7 +109,7 @@ def series(call, dev: torch.device, seconds: float) -> list[dict]:
 def duty(name: str, call, dev: torch.device, out: dict) -> None:
     """The second experiment (module docstring): blocks of about BLOCK_LOAD_MS after each rest in RESTS_MS."""
     flush = L2Flusher(dev)
-    per_call = statistics.median(block_times(call))
+    per_call = block_ms(call)
     calls = max(1, round(BLOCK_LOAD_MS / per_call))
     rests = list(RESTS_MS)
     random.Random(0).shuffle(rests)

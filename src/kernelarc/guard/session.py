@@ -571,6 +571,15 @@ class Session:
         finally:
             self._count("judge copy", time.monotonic() - started)
 
+    def _timed_request(self, side: Side, request: dict, uuid: str) -> tuple[Reply, float]:
+        """A timed block's request, after the card's rest (`_rest`): the reply and when it was asked. How long the
+        card worked in it (its calls times `call_s`, at most the judge's seconds) sets the next rest."""
+        self._rest()
+        asked = time.perf_counter()
+        reply = self.ask(side, request, workload=uuid)
+        self.worked_s = min(reply.seconds, len(request["seeds"]) * self.call_s)
+        return reply, asked
+
     def _rest(self) -> None:
         """On CUDA, before a timed block, the card idles as long as it last worked (`worked_s` times `rest_ratio`,
         at most `cooldown_s`; GuardSettings.block_load_s says why), counted as `rest`: the judge sleeps, every
@@ -607,13 +616,11 @@ class Session:
         with self.turns() as turn:
             for side, b in self._pairs(n_blocks):
                 turn(side)
-                self._rest()
                 # The candidate keeps every call's outputs (copied outside the profiled windows, within the memory
                 # budget `fit` counts): its profiled calls are audited like its wall-timed ones.
-                reply = self.ask(side, {"op": "time", "mode": "device", "workload": uuid, "seeds": seeds[b],
-                                        "specs": specs, "capture": side is self.cand, "cpu": self.timing_cpu},
-                                 workload=uuid)
-                self.worked_s = min(reply.seconds, len(seeds[b]) * self.call_s)
+                reply, _ = self._timed_request(side, {"op": "time", "mode": "device", "workload": uuid,
+                                                      "seeds": seeds[b], "specs": specs, "capture": side is self.cand,
+                                                      "cpu": self.timing_cpu}, uuid)
                 block = self.parse(side, reply, TimeReply, uuid)
                 if side is self.cand:
                     self._audit(uuid, seeds[b], [i - b * per_block for i in audits
@@ -663,15 +670,12 @@ class Session:
                     if staging is not None and staged_block != b:
                         staged, staged_block = self._stage_inputs(uuid, seeds[b], staging), b
                     turn(side)
-                    self._rest()
                     handed_s = 0.0
                     if staged is not None:  # the judge's clock is the measure: it holds the handing over too
                         started = time.perf_counter()
                         request["inputs"] = self._hand_inputs(staged, staging, side)
                         handed_s = time.perf_counter() - started
-                    asked = time.perf_counter()
-                    reply = self.ask(side, request, workload=uuid)
-                    self.worked_s = min(reply.seconds, k * self.call_s)
+                    reply, asked = self._timed_request(side, request, uuid)
                     block = self.parse(side, reply, TimeReply, uuid)
                     if self.on_cuda:
                         seconds = reply.seconds + handed_s
