@@ -40,6 +40,11 @@ def test_plateaus_make_an_agent_draft_then_restart_then_retire(tmp_path):
     ids = {c.source: c.id for c in store.candidates()}
     fast, fast_alt = ids[source("fast")], ids[source("fast_alt")]
     seen = a0.contexts
+    # The flow below rests on both ~10x kernels holding KEEP by the CPU's clock: say so first when one did not
+    # (a CI run asked a0 twice more, most likely after fast_alt read within noise and a0 restarted onto eager).
+    for held in (fast, fast_alt):
+        judged = store.evaluation(held)
+        assert judged.verdict.value == "KEEP", f"a ~10x kernel was not kept (load on the CPU?): {judged.reason}"
 
     assert [c.step for c in seen] == [0, 1, 2, 3, 4, 5]  # asked six times, then retired
     assert [c.must_draft for c in seen] == [False, False, False, True, True, False]
