@@ -1,6 +1,7 @@
 """What moves the wall time of a host-bound call between evaluations (issue 15, consistent verdicts).
 
-    python bench/gpu/host_noise_probe.py OUT.json [--repeat N] [--conditions quiet,load,pinned] TASK=CANDIDATE...
+    python bench/gpu/host_noise_probe.py OUT.json [--repeat N] [--conditions quiet,load,pinned] [--set KEY=VALUE]...
+        TASK=CANDIDATE...
 
 Each TASK=CANDIDATE (CANDIDATE a file or `eager` / `compile`) is judged `--repeat` times against the reference
 in one `Judge` per condition: the reference side stays warm across a condition's evaluations, the candidate
@@ -10,6 +11,8 @@ gets a fresh side each time. Conditions:
   and the seed's generation look like to the host: every core, the last-level cache and memory bandwidth);
 - `pinned`: the same load confined to all cores but the first four, the judge and its sides to those four;
 - `nopool`: quiet, and the judge starts no idle sides ahead (each candidate side starts when taken).
+`--set KEY=VALUE` changes one of the guard's settings (guard/settings.py, e.g. `--set rest_ratio=2`), so that two
+settings are compared on one warm machine by two runs of the probe instead of two checkouts of the guard.
 Per evaluation: each side's wall and device time per call (geometric means over workloads) and the noise;
 per condition: the spread (max - min) / median of each side's times over the evaluations.
 """
@@ -26,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from kernelarc.campaign.baselines import COMPILE, EAGER, baseline_candidates
 from kernelarc.guard.build_cache import BuildCache
@@ -60,8 +65,23 @@ def _spread(values: list[float]) -> float | None:
     return round((max(values) - min(values)) / statistics.median(values), 4) if len(values) > 1 else None
 
 
-def _condition(task, candidate, trusted: bool, repeat: int, device: str, warm: bool) -> dict:
-    settings = GuardSettings(compile_timeout_s=200, run_timeout_s=200)
+def guard_settings(pairs: list[str]) -> GuardSettings:
+    """The probe's settings (200-s stage limits) with each KEY=VALUE of `--set` applied, validated as the guard's
+    own; ValueError names the first that is not one of its settings or not a valid value."""
+    fields: dict[str, str] = {"compile_timeout_s": "200", "run_timeout_s": "200"}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set expects KEY=VALUE, got {pair!r}")
+        fields[key.strip()] = value.strip()
+    try:
+        return GuardSettings.model_validate(fields)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ValueError(f"--set {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def _condition(task, candidate, trusted: bool, repeat: int, device: str, warm: bool, settings: GuardSettings) -> dict:
     rows = []
     with tempfile.TemporaryDirectory() as kept, Judge(task, build_cache=BuildCache(Path(kept)), warm=warm) as judge:
         for _ in range(repeat):
@@ -83,9 +103,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=4)
     ap.add_argument("--conditions", default="quiet,load,pinned")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a guard setting (repeatable)")
     args = ap.parse_args()
+    try:
+        settings = guard_settings(args.set)
+    except ValueError as e:
+        print(f"host_noise_probe: {e}", file=sys.stderr)
+        return 2
     everything = sorted(os.sched_getaffinity(0))
-    report: dict = {"cores": len(everything)}
+    report: dict = {"cores": len(everything), "settings": settings.model_dump(exclude_defaults=True)}
     for pair in args.pairs:
         task_path, spec = pair.split("=", 1)
         task = load_task(task_path)
@@ -101,7 +127,7 @@ def main() -> int:
                 load = _load(None) if condition == "load" else contextlib.nullcontext()
             with load:
                 report.setdefault(pair, {})[condition] = _condition(task, candidate, trusted, args.repeat, args.device,
-                                                                   warm=condition != "nopool")
+                                                                   warm=condition != "nopool", settings=settings)
             os.sched_setaffinity(0, set(everything))
             args.out.write_text(json.dumps(report, indent=1))
     return 0
