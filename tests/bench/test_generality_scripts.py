@@ -3,22 +3,14 @@ problems are shrunk to CPU sizes, how the GPU sample is drawn and scored."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(path: str):
-    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .scripts import load_script
 
 
 def test_shrink_scales_every_large_constant_chained_assignments_included():
-    generality = _script("bench/generality.py")
+    generality = load_script("bench/generality.py")
     out = generality.shrink("batch = 128\nheight = width = 256\nk = 3\nn = 2048 * 2\nname = 'x'\n"
                             "sizes = [32768, 8, 2 * 512]\nkernel = (3, 64)\n")
     values = {}
@@ -28,7 +20,7 @@ def test_shrink_scales_every_large_constant_chained_assignments_included():
 
 
 def test_the_gpu_sample_is_seeded_and_split_without_overlap(tmp_path: Path):
-    gpu = _script("bench/gpu/generality_gpu.py")
+    gpu = load_script("bench/gpu/generality_gpu.py")
     for level in ("level1", "level2"):
         (tmp_path / level).mkdir()
         for i in range(6):
@@ -41,7 +33,7 @@ def test_the_gpu_sample_is_seeded_and_split_without_overlap(tmp_path: Path):
 def test_only_runs_the_named_problems_of_the_sample_in_the_order_given(tmp_path: Path, monkeypatch):
     import pytest
 
-    gpu = _script("bench/gpu/generality_gpu.py")
+    gpu = load_script("bench/gpu/generality_gpu.py")
     (tmp_path / "level1").mkdir()
     for i in range(6):
         (tmp_path / "level1" / f"{i}_p.py").write_text("")
@@ -62,7 +54,7 @@ def _summary(agent: str, vs_eager: float | None, vs_compile: float | None, final
 
 
 def test_fast_1_needs_an_agents_kernel_faster_than_both_baselines(tmp_path: Path):
-    gpu = _script("bench/gpu/generality_gpu.py")
+    gpu = load_script("bench/gpu/generality_gpu.py")
     assert gpu.row(_summary("a0-fusion", 1.5, 1.2))["fast_1"] is True
     assert gpu.row(_summary("a0-fusion", 1.5, 0.9))["over_best"] == 0.9
     baseline = gpu.row(_summary("baseline:torch.compile", 1.4, None))  # never timed against itself

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "gpu" / "host_noise_probe.py"
+from .scripts import ROOT, load_script
+
+SCRIPT = "bench/gpu/host_noise_probe.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("host_noise_probe", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def test_set_changes_the_named_settings_and_keeps_the_probes_stage_limits():
@@ -33,7 +30,7 @@ def test_a_setting_the_guard_does_not_take_is_named(pair, said):
 
 
 def test_the_probe_refuses_a_bad_setting_in_one_line_with_exit_2(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "out.json"), "--set", "rest_ration=2",
+    done = subprocess.run([sys.executable, str(ROOT / SCRIPT), str(tmp_path / "out.json"), "--set", "rest_ration=2",
                            "task.py=eager"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
     assert "rest_ration" in done.stderr and not (tmp_path / "out.json").exists()

@@ -3,18 +3,15 @@ and a problem that compared none says why."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "gpu" / "official_compare.py"
+from .scripts import load_script
+
+SCRIPT = "bench/gpu/official_compare.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("official_compare", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _official_line(uuid: str, ms: float, ref_ms: float) -> str:
