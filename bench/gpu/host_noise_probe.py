@@ -13,7 +13,8 @@ gets a fresh side each time. Conditions:
 - `nopool`: quiet, and the judge starts no idle sides ahead (each candidate side starts when taken).
 `--set KEY=VALUE` changes one of the guard's settings (guard/settings.py, e.g. `--set rest_ratio=2`), so that two
 settings are compared on one warm machine by two runs of the probe instead of two checkouts of the guard.
-Per evaluation: each side's wall and device time per call (geometric means over workloads) and the noise;
+Per evaluation: each side's wall and device time per call (geometric means over workloads), the noise, and the
+evaluation's and its timing stage's seconds;
 per condition: the spread (max - min) / median of each side's times over the evaluations.
 """
 
@@ -89,7 +90,8 @@ def _condition(task, candidate, trusted: bool, repeat: int, device: str, warm: b
             rows.append({"verdict": e.verdict.value, "status": e.status.value, "reason": e.reason[:160],
                          "wall_ms": e.wall_ms, "ref_wall_ms": e.incumbent_wall_ms, "device_ms": e.device_ms,
                          "ref_device_ms": e.incumbent_device_ms, "speedup": e.speedup, "noise": e.noise,
-                         "basis": e.basis, "wall_s": round(e.wall_s or 0.0, 2)})
+                         "basis": e.basis, "wall_s": round(e.wall_s or 0.0, 2),
+                         "timing_s": round(e.stage_seconds.get("timing", 0.0), 2)})
             print(rows[-1], flush=True)
     keys = ("wall_ms", "ref_wall_ms", "device_ms", "ref_device_ms", "speedup")
     return {"rows": rows, "spread": {k: _spread([r[k] for r in rows]) for k in keys},

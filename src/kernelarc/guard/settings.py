@@ -27,7 +27,8 @@ class GuardSettings(BaseModel):
     """Timed calls of each side per workload on CUDA at least (medians are taken over these)."""
     min_timed_s: float = Field(default=0.05, ge=0)
     """On CUDA a side's timed calls add up to at least this long: microsecond calls get more of them,
-    so the median does not rest on a few milliseconds of a shared machine."""
+    so the median does not rest on a few milliseconds of a shared machine (in at most guard/session.py
+    MAX_WALL_BLOCKS blocks beyond `iterations` calls: where few calls fit a block, the blocks spread them)."""
     max_iterations: int = Field(default=1000, ge=3)
     """Cap on timed calls of each side per workload on CUDA."""
     device_iterations: int = Field(default=50, ge=2)
