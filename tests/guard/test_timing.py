@@ -210,24 +210,6 @@ def test_the_device_pass_stages_no_more_inputs_than_the_memory_budget_holds():
     assert calls == 1 and blocks == MAX_DEVICE_BLOCKS and blocks % 2 == 0
 
 
-def test_the_wall_pass_times_short_calls_more_often_but_not_in_more_blocks_than_the_shortest_get():
-    from kernelarc.guard.session import MAX_BLOCK_CALLS, MAX_WALL_BLOCKS, wall_calls
-    from kernelarc.guard.settings import GuardSettings
-
-    settings = GuardSettings()
-    assert MAX_WALL_BLOCKS == settings.max_iterations // MAX_BLOCK_CALLS
-    # a microsecond call with small inputs: 1000 calls in the 20 blocks of 50 that the cap allows
-    assert wall_calls(settings.max_iterations, MAX_BLOCK_CALLS, settings.iterations) == settings.max_iterations
-    # a 256 MiB softmax of 0.13 ms: 385 calls wanted, two fit a block, so `iterations` calls in 25 blocks, not 193
-    wanted = settings.timed_iterations(True, 0.00013)
-    assert wanted == 385 and wall_calls(wanted, 2, settings.iterations) == settings.iterations
-    # a 4096^3 GEMM of 0.18 ms, twelve calls a block: 20 blocks of them
-    assert wall_calls(settings.timed_iterations(True, 0.00018), 12, settings.iterations) == 240
-    # one call per block (a 6 GiB input): `iterations` calls still, however many blocks
-    assert wall_calls(400, 1, settings.iterations) == settings.iterations
-    assert wall_calls(30, 2, 50) == 30  # never more than asked
-
-
 def test_the_warm_up_stages_at_most_one_block_of_inputs_per_request():
     from kernelarc.guard.session import warmup_requests
 

@@ -60,13 +60,6 @@ MAX_DEVICE_BLOCKS = 10
 """At most this many profiler sessions per side and workload: where one call's inputs fill the memory
 budget, the device pass takes this many calls, one per session, instead of `device_iterations`."""
 MAX_BLOCK_CALLS = 50
-MAX_WALL_BLOCKS = 20
-"""On CUDA, a side's wall pass takes at most this many blocks unless `iterations` calls need more: as many as the
-shortest calls get (`max_iterations` in blocks of MAX_BLOCK_CALLS). `min_timed_s` asks for more calls of short ones so
-that the median does not rest on a few milliseconds of the machine; where the memory budget holds only a few calls a
-block (a 256 MiB softmax: two), the blocks, each after its own request and rest, already spread the samples over
-time, and 193 blocks a side (385 calls of 0.13 ms) took most of such a task's evaluation for nothing the median
-needed (issue 15 item 4)."""
 MIN_SAMPLE_MS = 0.001
 MIN_BLOCK_CALLS = 5
 """On CUDA, the fewest calls of a timed block that the memory budget allows, however long they are: the first call
@@ -102,12 +95,6 @@ MAX_AUDITS = 16
 def audit_count(minimum: int, per_call_bytes: int) -> int:
     """Audited candidate calls per timing pass of one workload: `minimum`, more for small calls (AUDIT_BYTES)."""
     return max(minimum, min(MAX_AUDITS, AUDIT_BYTES // max(per_call_bytes, 1)))
-
-
-def wall_calls(wanted: int, per_block: int, least: int) -> int:
-    """Timed calls of one side's wall pass on CUDA: `wanted` (GuardSettings.pass_iterations), in no more than
-    MAX_WALL_BLOCKS blocks of `per_block` calls, but never fewer than `least`."""
-    return min(wanted, max(least, MAX_WALL_BLOCKS * per_block))
 
 
 def device_blocks(iterations: int, fit: int) -> tuple[int, int]:
@@ -530,7 +517,6 @@ class Session:
         k = self.block_calls(uuid, call_s)
         if self.on_cuda:
             profiled, n = self.settings.pass_iterations(self.basis, call_s)
-            n = wall_calls(n, k, self.settings.iterations)
             sync_end = self._device_pass(uuid, specs, profiled, k, times)
         else:
             profiled, n = 0, self.settings.timed_iterations(False)

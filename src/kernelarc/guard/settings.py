@@ -27,8 +27,11 @@ class GuardSettings(BaseModel):
     """Timed calls of each side per workload on CUDA at least (medians are taken over these)."""
     min_timed_s: float = Field(default=0.05, ge=0)
     """On CUDA a side's timed calls add up to at least this long: microsecond calls get more of them,
-    so the median does not rest on a few milliseconds of a shared machine (in at most guard/session.py
-    MAX_WALL_BLOCKS blocks beyond `iterations` calls: where few calls fit a block, the blocks spread them)."""
+    so the median does not rest on a few milliseconds of a shared machine. Where only two calls fit a block (a
+    256 MiB softmax: 160 calls in 80 blocks a side on the H100), capping a side at 20 blocks cut the timing stage
+    from 1.6-1.9 s to 1.1 s, but in two softmax campaigns the wall-clock re-timings then spread 12-17% (median)
+    against 6.5-6.7% in two without the cap, and no more candidates were judged: withdrawn (docs/benchmarks.md,
+    session 40). Samples spread over more of the host's moments agree better across evaluations."""
     max_iterations: int = Field(default=1000, ge=3)
     """Cap on timed calls of each side per workload on CUDA."""
     device_iterations: int = Field(default=50, ge=2)
