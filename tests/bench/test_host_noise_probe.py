@@ -12,12 +12,8 @@ from .scripts import ROOT, load_script
 SCRIPT = "bench/gpu/host_noise_probe.py"
 
 
-def _module():
-    return load_script(SCRIPT)
-
-
 def test_set_changes_the_named_settings_and_keeps_the_probes_stage_limits():
-    settings = _module().guard_settings(["rest_ratio=2", "cooldown_s = 0.25"])
+    settings = load_script(SCRIPT).guard_settings(["rest_ratio=2", "cooldown_s = 0.25"])
     assert (settings.rest_ratio, settings.cooldown_s) == (2.0, 0.25)
     assert (settings.compile_timeout_s, settings.run_timeout_s, settings.block_load_s) == (200.0, 200.0, 0.005)
 
@@ -26,7 +22,7 @@ def test_set_changes_the_named_settings_and_keeps_the_probes_stage_limits():
                                             ("rest_ratio=-1", "rest_ratio"), ("rest_ratio=fast", "rest_ratio")])
 def test_a_setting_the_guard_does_not_take_is_named(pair, said):
     with pytest.raises(ValueError, match=said):
-        _module().guard_settings([pair])
+        load_script(SCRIPT).guard_settings([pair])
 
 
 def test_the_probe_refuses_a_bad_setting_in_one_line_with_exit_2(tmp_path):

@@ -10,17 +10,13 @@ from .scripts import load_script
 SCRIPT = "bench/gpu/official_compare.py"
 
 
-def _module():
-    return load_script(SCRIPT)
-
-
 def _official_line(uuid: str, ms: float, ref_ms: float) -> str:
     return json.dumps({"workload": {"uuid": uuid}, "evaluation": {"status": "PASSED", "performance": {
         "latency_ms": ms, "reference_latency_ms": ref_ms}}})
 
 
 def test_ratios_per_workload_and_a_reject_named_where_nothing_compared(tmp_path):
-    module = _module()
+    module = load_script(SCRIPT)
     workloads = [{"uuid": "a", "status": "PASSED", "device_ms": 0.011, "incumbent_device_ms": 0.2},
                  {"uuid": "b", "status": "PASSED", "device_ms": 0.02, "incumbent_device_ms": 0.4}]
     (tmp_path / "good.eval.json").write_text(json.dumps({"verdict": "KEEP", "status": "PASSED", "speedup": 20.0,
